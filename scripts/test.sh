@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The whole test suite: build, typecheck, lint, unit + integration tests, then the Kubernetes tests
+# against the real test cluster (test/cluster). The cluster is brought up here (built on a fresh
+# machine) and taken down again even on failure, unless BERTH_TEST_KUBECONFIG points at a running one.
+# Prints one closing line "N passed, N failed, N skipped" over every vitest run.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+results_dir=$(mktemp -d -t berth-test.XXXXXX)
+status=0
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "build"
+npm run --silent build || exit 1
+step "typecheck"
+npm run --silent typecheck || exit 1
+step "lint"
+npm run --silent lint || exit 1
+
+step "unit and integration tests"
+npx vitest run --project unit --project integration \
+  --reporter=default --reporter=json --outputFile.json="$results_dir/local.json" || status=1
+
+cluster_started=0
+stop_cluster() {
+  if [ "$cluster_started" = 1 ]; then
+    step "cluster down"
+    bash test/cluster/cluster.sh down || echo "warning: cluster:down failed; run 'npm run cluster:down' by hand" >&2
+    cluster_started=0
+  fi
+}
+trap stop_cluster EXIT
+trap 'stop_cluster; exit 130' INT TERM
+
+if [ -z "${BERTH_TEST_KUBECONFIG:-}" ]; then
+  step "cluster up (builds what is missing; the first build on a fresh machine takes a while)"
+  cluster_started=1
+  if bash test/cluster/install-deps.sh && bash test/cluster/cluster.sh up; then
+    eval "$(bash test/cluster/cluster.sh env)"
+  else
+    echo "error: the test cluster did not come up; the Kubernetes tests cannot run (see the component logs printed above)" >&2
+    status=1
+  fi
+fi
+
+if [ -n "${BERTH_TEST_KUBECONFIG:-}" ]; then
+  step "Kubernetes tests against $BERTH_TEST_KUBECONFIG"
+  npx vitest run --project k8s \
+    --reporter=default --reporter=json --outputFile.json="$results_dir/k8s.json" || status=1
+else
+  status=1
+fi
+stop_cluster
+
+node scripts/test-summary.mjs "$results_dir"/*.json || status=1
+rm -rf "$results_dir"
+exit $status

@@ -1,0 +1,161 @@
+/**
+ * The session service: what the controller offers to its API server (and through it to the CLI).
+ * The manager implements it; the HTTP API in src/api is a thin shell over it.
+ * @module
+ */
+
+/** Life cycle of a session as users see it. */
+export type SessionState =
+  | 'launching' // a launch is in progress (stages below)
+  | 'ready' // workspace up, agentctl connected, agent started
+  | 'stopping'
+  | 'stopped' // agentctl and agent stopped, workspace kept: `resume` brings it back
+  | 'failed' // the last launch or resume failed and was rolled back (see `error`)
+  | 'removing';
+
+export type StageStatus = 'running' | 'waiting' | 'succeeded' | 'failed';
+
+/** One launch stage (e.g. `workspace`, `agentctl_start`, `agentctl_connect`, `agent_start`). */
+export interface StageRecord {
+  name: string;
+  status: StageStatus;
+  startedAt: string;
+  endedAt: string | null;
+  durationMs: number | null;
+  /** While waiting or after failing: a short machine-readable reason (`ImagePullBackOff`, `CloneFailed` …). */
+  reason: string | null;
+  /** Human-readable detail for the reason; never contains secrets. */
+  message: string | null;
+}
+
+export interface RepositoryRef {
+  /** A clone URL (file://, git://, https://) … */
+  url?: string;
+  /** … or a local repository path (the local executor uses `git worktree`/clone from it). */
+  path?: string;
+  branch?: string;
+}
+
+export interface LaunchRequest {
+  repository: RepositoryRef;
+  /** Agent profile name from the config (default: `demo`, the scripted demo agent). */
+  agent?: string;
+  /** Executor name from the config (default: `local`). */
+  executor?: string;
+  /** Optional human name. */
+  name?: string;
+  /** Extra environment for the agent. */
+  env?: Record<string, string>;
+  /** Names of controller-side secrets approved for this session (their values are injected, never stored in plain text). */
+  secretEnv?: string[];
+  /** Prompt/task text handed to the agent (as BERTH_PROMPT and the profile's argv template). */
+  prompt?: string;
+}
+
+export interface SessionError {
+  message: string;
+  stage: string | null;
+}
+
+export interface AgentProcessView {
+  id: string;
+  status: 'running' | 'exited';
+  exitCode: number | null;
+}
+
+export interface SessionView {
+  id: string;
+  name: string | null;
+  executor: string;
+  agent: string;
+  repository: RepositoryRef;
+  state: SessionState;
+  createdAt: string;
+  updatedAt: string;
+  /** Stages of the most recent launch/resume. */
+  stages: StageRecord[];
+  /** Where the workspace lives (a local path, or `/workspace` in a Pod). */
+  workspacePath: string | null;
+  error: SessionError | null;
+  agentProcess: AgentProcessView | null;
+}
+
+export type SessionEvent =
+  | { type: 'state'; sessionId: string; state: SessionState; error: SessionError | null; at: string }
+  | { type: 'stage'; sessionId: string; stage: StageRecord; at: string }
+  | { type: 'diagnostic'; sessionId: string; reason: string; message: string; at: string };
+
+export interface OutputChunkView {
+  seq: number;
+  stream: 'stdout' | 'stderr';
+  /** Raw bytes. */
+  data: Uint8Array;
+}
+
+export interface ExecOptions {
+  cwd?: string;
+  env?: Record<string, string>;
+  stdin?: Uint8Array | string;
+  onOutput?: (chunk: OutputChunkView) => void;
+  signal?: AbortSignal;
+}
+
+export interface SessionService {
+  /** Records the session and starts its launch in the background; resolves once the session exists (state `launching`). */
+  launch(req: LaunchRequest): Promise<SessionView>;
+  list(): Promise<SessionView[]>;
+  /** Throws SessionNotFoundError. */
+  get(id: string): Promise<SessionView>;
+  /** Stops the agent and agentctl, keeps the workspace. Idempotent. */
+  stop(id: string): Promise<SessionView>;
+  /** Brings a stopped or failed session back (reconnects or restarts agentctl, restarts the agent). */
+  resume(id: string): Promise<SessionView>;
+  /** Destroys the workspace and forgets the session. `force` also removes a session whose cleanup fails partially. */
+  remove(id: string, opts?: { force?: boolean }): Promise<void>;
+  /** Runs a command in the workspace; resolves with its exit code (null if killed by a signal). */
+  exec(id: string, argv: string[], opts?: ExecOptions): Promise<{ exitCode: number | null; signal: string | null }>;
+  /**
+   * The agent's output from `from` (a sequence number); with `follow`, keeps streaming until the agent
+   * exits or `signal` aborts.
+   */
+  logs(
+    id: string,
+    opts: { from?: number; follow?: boolean; signal?: AbortSignal },
+  ): AsyncIterable<OutputChunkView>;
+  /** Live events (all sessions, or one). Returns an unsubscribe function. */
+  subscribe(listener: (event: SessionEvent) => void, filter?: { sessionId?: string }): () => void;
+  /** Stops background work and closes connections; running workspaces keep running. */
+  close(): Promise<void>;
+}
+
+/** Thrown when a session id is unknown. */
+export class SessionNotFoundError extends Error {
+  override readonly name = 'SessionNotFoundError';
+  constructor(readonly sessionId: string) {
+    super(`session not found: '${sessionId}' (list sessions with: berth ls)`);
+  }
+}
+
+/** Thrown when an operation does not fit the session's state (e.g. exec on a stopped session). */
+export class SessionStateError extends Error {
+  override readonly name = 'SessionStateError';
+  constructor(
+    readonly sessionId: string,
+    readonly state: SessionState,
+    action: string,
+    hint: string,
+  ) {
+    super(`cannot ${action} session '${sessionId}' while it is ${state}: ${hint}`);
+  }
+}
+
+/** Thrown for a launch request that fails validation before anything is created. */
+export class LaunchValidationError extends Error {
+  override readonly name = 'LaunchValidationError';
+  constructor(
+    readonly field: string,
+    detail: string,
+  ) {
+    super(`${field}: ${detail}`);
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * Names and defaults shared by agentctl, its client and the executors that launch it.
+ * Every reserved name lives here once, so composition and validation cannot drift apart.
+ * @module
+ */
+
+/** Default control port of agentctl (loopback only). */
+export const DEFAULT_CONTROL_PORT = 8765;
+/** Default instance port range, inclusive. */
+export const DEFAULT_INSTANCE_PORTS = { first: 41001, last: 41100 } as const;
+
+/** Environment variables read by agentctl. */
+export const ENV = {
+  controlPort: 'AGENTCTL_PORT',
+  instancePorts: 'AGENTCTL_INSTANCE_PORTS',
+  bootstrapNonce: 'AGENTCTL_BOOTSTRAP_NONCE',
+  stateDir: 'AGENTCTL_STATE_DIR',
+  logLevel: 'AGENTCTL_LOG_LEVEL',
+  maxProcesses: 'AGENTCTL_MAX_PROCESSES',
+  maxOutputBytes: 'AGENTCTL_MAX_OUTPUT_BYTES',
+  /** Milliseconds between SIGTERM and SIGKILL when agentctl stops processes (default 5000). */
+  stopGraceMs: 'AGENTCTL_STOP_GRACE_MS',
+} as const;
+
+/** Request headers of the instance API. */
+export const HEADER = {
+  authorization: 'authorization',
+  instanceId: 'x-instance-id',
+} as const;
+
+/** Limits the daemon enforces and the client may rely on. */
+export const LIMITS = {
+  /** Largest accepted JSON request body (file writes are base64 inside JSON). */
+  maxBodyBytes: 16 * 1024 * 1024,
+  /** Largest file a single read returns. */
+  maxFileReadBytes: 8 * 1024 * 1024,
+  /** Largest chunk list returned by one output read. */
+  maxOutputPage: 1000,
+  /** Default cap of concurrently running processes per instance. */
+  defaultMaxProcesses: 32,
+  /** Default retained output per process (older chunks are dropped, their sequence numbers stay). */
+  defaultMaxOutputBytes: 8 * 1024 * 1024,
+  /** Largest list of entries returned by a tree listing. */
+  maxTreeEntries: 10_000,
+  /** Largest diff text returned by one git diff (longer diffs are cut and marked truncated). */
+  maxDiffBytes: 4 * 1024 * 1024,
+} as const;
+
+/** API path prefix of versioned routes. */
+export const API_V1 = '/api/v1';

@@ -1,0 +1,44 @@
+/**
+ * Every route of agentctl, written once. The daemon registers these paths and the client builds
+ * its URLs from them, so neither side can drift.
+ * @module
+ */
+import { API_V1 } from './constants.js';
+
+const enc = encodeURIComponent;
+
+/** Control server (`127.0.0.1:$AGENTCTL_PORT`). */
+export const controlRoutes = {
+  health: '/health',
+  handshake: '/auth/handshake',
+  instances: `${API_V1}/instances`,
+  instance: (id: string) => `${API_V1}/instances/${enc(id)}`,
+} as const;
+
+/** Instance server (one per instance, `127.0.0.1:<instance port>`). */
+export const instanceRoutes = {
+  health: '/health',
+  processes: `${API_V1}/processes`,
+  process: (id: string) => `${API_V1}/processes/${enc(id)}`,
+  processStdin: (id: string) => `${API_V1}/processes/${enc(id)}/stdin`,
+  processSignal: (id: string) => `${API_V1}/processes/${enc(id)}/signal`,
+  processOutput: (id: string) => `${API_V1}/processes/${enc(id)}/output`,
+  processStream: (id: string) => `${API_V1}/processes/${enc(id)}/stream`,
+  filesTree: `${API_V1}/files/tree`,
+  filesContent: `${API_V1}/files/content`,
+  gitStatus: `${API_V1}/git/status`,
+  gitDiff: `${API_V1}/git/diff`,
+  gitLog: `${API_V1}/git/log`,
+  gitCommit: `${API_V1}/git/commit`,
+} as const;
+
+/*
+ * Query parameters:
+ * - processOutput: `from` (seq, default 0), `limit` (default and max LIMITS.maxOutputPage)
+ * - processStream: `from` (seq, default 0)
+ * - filesTree: `path` (default "."), `depth` (default 1, max 32)
+ * - filesContent (GET, DELETE): `path`; DELETE also `recursive=true` for directories
+ * - filesContent (PUT): body WriteFileRequest
+ * - gitDiff: `base` (a ref; absent = unstaged changes against the index), `path` (limit to a path)
+ * - gitLog: `limit` (default 50, max 1000), `ref` (default HEAD)
+ */
