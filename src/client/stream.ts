@@ -1,0 +1,298 @@
+/**
+ * A process output stream that survives dropped connections: it re-dials the WebSocket from the
+ * last sequence number + 1, drops replayed duplicates, and ends at `exit` or when aborted.
+ * @module
+ */
+import { StreamMessageSchema, instanceRoutes } from '../protocol/index.js';
+import type { StreamMessage } from '../protocol/index.js';
+import { AgentctlStreamError, AgentctlUnreachableError, ProtocolError } from './errors.js';
+import type { RequestDescription } from './errors.js';
+import { describeIssues, toWebSocketUrl } from './http.js';
+import type { CallOptions, HttpTransport } from './http.js';
+import { backoffDelay, isRetryable, resolveRetryOptions, sleep } from './retry.js';
+import type { ResolvedRetryOptions, RetryOptions } from './retry.js';
+import { messageText } from './websocket.js';
+import type { WebSocketFactory, WebSocketLike } from './websocket.js';
+
+/** Options of `InstanceClient.streamOutput`. */
+export interface StreamOutputOptions {
+  /** First sequence number wanted. @default 0 */
+  readonly from?: number;
+  /** Ends the iteration (quietly, without an error) and closes the socket. */
+  readonly signal?: AbortSignal;
+  /**
+   * Re-dial policy: `attempts` is how many consecutive connections may fail without progress
+   * before the stream gives up with AgentctlUnreachableError. @default { attempts: 8, initialDelayMs: 100, maxDelayMs: 2000 }
+   */
+  readonly reconnect?: RetryOptions;
+  /**
+   * After this many ms without a message the stream probes the process over HTTP; when agentctl
+   * is unreachable the socket is presumed dead (e.g. a silently broken port-forward) and re-dialed.
+   * 0 disables the probe. @default 15000
+   */
+  readonly heartbeatMs?: number;
+}
+
+/** Dependencies of a stream, provided by InstanceClient. */
+export interface StreamContext {
+  readonly transport: HttpTransport;
+  readonly webSocket: () => Promise<WebSocketFactory>;
+  /** One HTTP read of the process (no retries); its typed error tells why a dial failed. */
+  readonly probe: (call: CallOptions) => Promise<unknown>;
+}
+
+const DEFAULT_RECONNECT: RetryOptions = { attempts: 8, initialDelayMs: 100, maxDelayMs: 2000 };
+const DEFAULT_HEARTBEAT_MS = 15_000;
+/** A connection that stayed open this long counts as progress even without messages. */
+const STABLE_CONNECTION_MS = 5_000;
+/** Error codes agentctl may send on a stream that are worth a re-dial. */
+const TRANSIENT_STREAM_CODES: ReadonlySet<string> = new Set(['unavailable', 'internal']);
+
+type SocketEvent =
+  | { kind: 'open' }
+  | { kind: 'message'; data: unknown }
+  | { kind: 'closed'; detail: string; cause?: unknown }
+  | { kind: 'fatal'; error: unknown }
+  | { kind: 'aborted' };
+
+/** Output of one process as an async iterable of protocol stream messages; iterate it once. */
+export class OutputStream implements AsyncIterable<StreamMessage> {
+  #next: number;
+  #started = false;
+  readonly #ctx: StreamContext;
+  readonly #signal: AbortSignal | undefined;
+  readonly #policy: ResolvedRetryOptions;
+  readonly #heartbeatMs: number;
+  readonly #req: RequestDescription;
+
+  constructor(ctx: StreamContext, processId: string, options: StreamOutputOptions = {}) {
+    const from = options.from ?? 0;
+    if (!Number.isInteger(from) || from < 0) throw new TypeError('from must be a non-negative integer');
+    const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+    if (!(heartbeatMs >= 0)) throw new TypeError('heartbeatMs must be >= 0');
+    this.#ctx = ctx;
+    this.#next = from;
+    this.#signal = options.signal;
+    this.#policy = resolveRetryOptions({ ...DEFAULT_RECONNECT, ...options.reconnect }, 'reconnect');
+    this.#heartbeatMs = heartbeatMs;
+    this.#req = { method: 'WS', path: instanceRoutes.processStream(processId) };
+  }
+
+  /** The next sequence number the stream will deliver: resume from here on another client. */
+  get position(): number {
+    return this.#next;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<StreamMessage> {
+    if (this.#started) throw new TypeError('an OutputStream can be iterated only once');
+    this.#started = true;
+    return this.#run();
+  }
+
+  async *#run(): AsyncGenerator<StreamMessage, void, undefined> {
+    let failures = 0;
+    for (;;) {
+      if (this.#signal?.aborted) return;
+      const factory = await this.#ctx.webSocket();
+      const url = toWebSocketUrl(this.#ctx.transport.url(this.#req.path, { from: this.#next }));
+      const conn = new Connection(factory(url, { headers: this.#ctx.transport.authHeaders() }), {
+        signal: this.#signal,
+        openTimeoutMs: this.#ctx.transport.timeoutMs,
+        heartbeatMs: this.#heartbeatMs,
+        probe: this.#ctx.probe,
+      });
+      let opened = false;
+      let openedAt = 0;
+      let progressed = false;
+      let last: { detail: string; cause?: unknown };
+      try {
+        for (;;) {
+          const event = await conn.next();
+          if (event.kind === 'aborted') return;
+          if (event.kind === 'fatal') throw event.error;
+          if (event.kind === 'closed') {
+            last = event;
+            break;
+          }
+          if (event.kind === 'open') {
+            opened = true;
+            openedAt = Date.now();
+            continue;
+          }
+          const message = this.#decode(event.data);
+          progressed = true;
+          if (message.type === 'error') {
+            const error = new AgentctlStreamError(this.#req, {
+              code: message.code,
+              serverMessage: this.#ctx.transport.redact(message.message),
+            });
+            if (!TRANSIENT_STREAM_CODES.has(message.code)) throw error;
+            last = { detail: error.message, cause: error };
+            break;
+          }
+          const accepted = this.#accept(message);
+          if (accepted) yield message;
+          if (message.type === 'exit') return;
+        }
+      } finally {
+        conn.dispose();
+      }
+      if (progressed || (opened && Date.now() - openedAt >= STABLE_CONNECTION_MS)) failures = 0;
+      failures++;
+      if (failures >= this.#policy.attempts) {
+        throw new AgentctlUnreachableError(this.#req, `stream lost ${failures} times without progress: ${last.detail}`, {
+          mayHaveBeenApplied: false,
+          cause: last.cause,
+        });
+      }
+      // A dial that never opened may have been refused (401, 404): the HTTP probe says so with a typed error.
+      if (!opened) await this.#probe();
+      try {
+        await sleep(backoffDelay(this.#policy, failures), this.#signal);
+      } catch {
+        return; // aborted while waiting
+      }
+    }
+  }
+
+  /** Advances the position; false for a replayed message the caller already has. */
+  #accept(message: Exclude<StreamMessage, { type: 'error' }>): boolean {
+    switch (message.type) {
+      case 'output':
+        if (message.chunk.seq < this.#next) return false;
+        this.#next = message.chunk.seq + 1;
+        return true;
+      case 'gap':
+        if (message.to <= this.#next) return false;
+        this.#next = message.to;
+        return true;
+      case 'exit':
+        this.#next = Math.max(this.#next, message.next);
+        return true;
+    }
+  }
+
+  async #probe(): Promise<void> {
+    if (this.#signal?.aborted) return;
+    try {
+      await this.#ctx.probe({ signal: this.#signal });
+    } catch (err) {
+      if (this.#signal?.aborted || isRetryable(err)) return;
+      throw err;
+    }
+  }
+
+  #decode(data: unknown): StreamMessage {
+    let json: unknown;
+    try {
+      json = JSON.parse(messageText(data)) as unknown;
+    } catch {
+      throw new ProtocolError(this.#req, 'stream message is not JSON text');
+    }
+    const parsed = StreamMessageSchema.safeParse(json);
+    if (!parsed.success) {
+      throw new ProtocolError(this.#req, this.#ctx.transport.redact(describeIssues(parsed.error)), { cause: parsed.error });
+    }
+    return parsed.data;
+  }
+}
+
+/** One WebSocket dial as a pull queue of events, with open timeout, heartbeat probe and abort. */
+class Connection {
+  readonly #queue: SocketEvent[] = [];
+  #waiter: ((event: SocketEvent) => void) | undefined;
+  #done = false;
+  #openTimer: ReturnType<typeof setTimeout> | undefined;
+  #heartbeatTimer: ReturnType<typeof setTimeout> | undefined;
+  readonly #onAbort = (): void => this.#push({ kind: 'aborted' });
+
+  constructor(
+    private readonly socket: WebSocketLike,
+    private readonly options: {
+      signal: AbortSignal | undefined;
+      openTimeoutMs: number;
+      heartbeatMs: number;
+      probe: (call: CallOptions) => Promise<unknown>;
+    },
+  ) {
+    socket.onopen = () => {
+      clearTimeout(this.#openTimer);
+      this.#push({ kind: 'open' });
+    };
+    socket.onmessage = (event) => {
+      this.#armHeartbeat();
+      this.#push({ kind: 'message', data: event.data });
+    };
+    socket.onclose = (event) => {
+      this.#push({ kind: 'closed', detail: `socket closed (code ${event.code})` });
+    };
+    // Some implementations report an error without a close event; treat it as the end of this dial.
+    socket.onerror = (event) => {
+      const cause = (event as { error?: unknown }).error ?? event;
+      this.#push({ kind: 'closed', detail: 'socket error', cause });
+    };
+    this.#openTimer = setTimeout(() => {
+      this.#push({ kind: 'closed', detail: `not open after ${options.openTimeoutMs}ms` });
+    }, options.openTimeoutMs);
+    this.#armHeartbeat();
+    if (options.signal?.aborted) this.#push({ kind: 'aborted' });
+    options.signal?.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  next(): Promise<SocketEvent> {
+    const event = this.#queue.shift();
+    if (event !== undefined) return Promise.resolve(event);
+    return new Promise((resolve) => {
+      this.#waiter = resolve;
+    });
+  }
+
+  /** Detaches every handler and closes the socket; later events are ignored. */
+  dispose(): void {
+    this.#done = true;
+    clearTimeout(this.#openTimer);
+    clearTimeout(this.#heartbeatTimer);
+    this.options.signal?.removeEventListener('abort', this.#onAbort);
+    this.socket.onopen = null;
+    this.socket.onmessage = null;
+    this.socket.onclose = null;
+    // Kept as a no-op: an EventEmitter-based socket (ws) throws on an 'error' nobody listens to.
+    this.socket.onerror = () => undefined;
+    try {
+      this.socket.close(1000);
+    } catch {
+      // already closed or closing
+    }
+  }
+
+  #push(event: SocketEvent): void {
+    if (this.#done) return;
+    const waiter = this.#waiter;
+    if (waiter !== undefined) {
+      this.#waiter = undefined;
+      waiter(event);
+    } else {
+      this.#queue.push(event);
+    }
+  }
+
+  #armHeartbeat(): void {
+    if (this.options.heartbeatMs === 0) return;
+    clearTimeout(this.#heartbeatTimer);
+    this.#heartbeatTimer = setTimeout(() => void this.#beat(), this.options.heartbeatMs);
+  }
+
+  async #beat(): Promise<void> {
+    try {
+      await this.options.probe({
+        signal: this.options.signal,
+        timeoutMs: Math.min(this.options.heartbeatMs, this.options.openTimeoutMs),
+      });
+      if (!this.#done) this.#armHeartbeat();
+    } catch (err) {
+      if (this.options.signal?.aborted) return;
+      if (isRetryable(err)) this.#push({ kind: 'closed', detail: 'heartbeat probe failed', cause: err });
+      else this.#push({ kind: 'fatal', error: err });
+    }
+  }
+}
