@@ -45,8 +45,10 @@ export const ProcessInfoSchema = z.object({
   /** Sequence number the next output chunk will get (= number of chunks so far). */
   next_seq: z.number().int(),
   /**
-   * True when the process was started by an earlier agentctl run: its exit status
-   * is known only if it finished while that run was alive.
+   * True when the process was still running when an earlier agentctl run died (or was killed):
+   * it is reported as exited with `exit_code` and `signal` null because its real exit status is
+   * unknown. Processes that exited while that run was alive keep their recorded status and
+   * `orphaned: false`; their output stays replayable either way.
    */
   orphaned: z.boolean(),
 });

@@ -42,3 +42,14 @@ export const instanceRoutes = {
  * - gitDiff: `base` (a ref; absent = unstaged changes against the index), `path` (limit to a path)
  * - gitLog: `limit` (default 50, max 1000), `ref` (default HEAD)
  */
+
+/*
+ * Success statuses (errors: see errors.ts):
+ * - control: POST instances → 201 (created) or 200 (same id and workspace exists); DELETE instance → 204
+ * - processes: POST → 201 (started) or 200 (caller id already known, same command); stdin, signal → 204
+ * - filesContent: GET → 200 FileContent; PUT → 200 WriteFileResponse; DELETE → 204
+ * - gitCommit: POST → 201 GitCommitResponse ('nothing to commit' → 409 conflict)
+ * - everything else → 200 with the schema of its module
+ * Unknown paths → 404 not_found and known paths with another method → 405 method_not_allowed (with an
+ * `Allow` header), both only after authentication (401 first).
+ */

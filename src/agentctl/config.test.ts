@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { parseAgentctlConfig, parsePortList } from './config.js';
+import { ConfigFieldError } from './errors.js';
+
+function fieldError(fn: () => unknown): ConfigFieldError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigFieldError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigFieldError');
+}
+
+describe('parseAgentctlConfig', () => {
+  it('applies every default to an empty environment', () => {
+    const config = parseAgentctlConfig({});
+    expect(config).toMatchObject({
+      controlPort: 8765,
+      bootstrapNonce: null,
+      stateDir: null,
+      logLevel: 'info',
+      maxProcesses: 32,
+      maxOutputBytes: 8 * 1024 * 1024,
+      stopGraceMs: 5000,
+    });
+    expect(config.instancePorts).toHaveLength(100);
+    expect(config.instancePorts[0]).toBe(41001);
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('reads every variable', () => {
+    const config = parseAgentctlConfig({
+      AGENTCTL_PORT: '9000',
+      AGENTCTL_INSTANCE_PORTS: '9001-9003, 9010',
+      AGENTCTL_BOOTSTRAP_NONCE: 'n',
+      AGENTCTL_STATE_DIR: '/var/state',
+      AGENTCTL_LOG_LEVEL: 'DEBUG',
+      AGENTCTL_MAX_PROCESSES: '4',
+      AGENTCTL_MAX_OUTPUT_BYTES: '2048',
+      AGENTCTL_STOP_GRACE_MS: '0',
+    });
+    expect(config).toEqual({
+      controlPort: 9000,
+      instancePorts: [9001, 9002, 9003, 9010],
+      bootstrapNonce: 'n',
+      stateDir: '/var/state',
+      logLevel: 'debug',
+      maxProcesses: 4,
+      maxOutputBytes: 2048,
+      stopGraceMs: 0,
+    });
+  });
+
+  it.each([
+    ['AGENTCTL_PORT', 'abc'],
+    ['AGENTCTL_PORT', '70000'],
+    ['AGENTCTL_PORT', '-1'],
+    ['AGENTCTL_INSTANCE_PORTS', '5-1'],
+    ['AGENTCTL_INSTANCE_PORTS', '1,,2'],
+    ['AGENTCTL_INSTANCE_PORTS', '8765'],
+    ['AGENTCTL_STATE_DIR', 'relative/dir'],
+    ['AGENTCTL_LOG_LEVEL', 'loud'],
+    ['AGENTCTL_MAX_PROCESSES', '0'],
+    ['AGENTCTL_MAX_OUTPUT_BYTES', '1.5'],
+  ])('rejects %s=%s naming the variable', (name, value) => {
+    expect(fieldError(() => parseAgentctlConfig({ [name]: value })).path).toBe(name);
+  });
+
+  it('never echoes the nonce in its errors', () => {
+    const secret = 'x'.repeat(600);
+    const err = fieldError(() => parseAgentctlConfig({ AGENTCTL_BOOTSTRAP_NONCE: secret }));
+    expect(err.message).not.toContain(secret);
+  });
+});
+
+describe('parsePortList', () => {
+  it('keeps order and drops duplicates', () => {
+    expect(parsePortList('P', '3,1-2,2')).toEqual([3, 1, 2]);
+  });
+});

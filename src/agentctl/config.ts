@@ -1,0 +1,115 @@
+/**
+ * agentctl configuration: the process environment → a resolved, validated, read-only config.
+ * Every default sits here; a malformed value is an error naming the variable, never a silent default.
+ * @module
+ */
+import { DEFAULT_CONTROL_PORT, DEFAULT_INSTANCE_PORTS, ENV, LIMITS } from '../protocol/index.js';
+import { ConfigFieldError } from './errors.js';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface ResolvedAgentctlConfig {
+  /** Control port on 127.0.0.1. @default 8765 */
+  readonly controlPort: number;
+  /** Candidate instance ports, in allocation order. @default 41001-41100 */
+  readonly instancePorts: readonly number[];
+  /** One-shot bootstrap nonce; `null` disables the handshake (every handshake → 403). */
+  readonly bootstrapNonce: string | null;
+  /**
+   * Root of the persistent per-instance state (process metadata and output logs).
+   * `null` → `<workspace>/.agentctl/state/<instance id>` (a self-ignoring directory, see state-dir.ts).
+   */
+  readonly stateDir: string | null;
+  readonly logLevel: LogLevel;
+  /** Concurrently running processes per instance. @default 32 */
+  readonly maxProcesses: number;
+  /** Retained output per process, in bytes. @default 8 MiB */
+  readonly maxOutputBytes: number;
+  /** Grace between SIGTERM and SIGKILL when stopping processes, in milliseconds. @default 5000 */
+  readonly stopGraceMs: number;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function intVar(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigFieldError(name, `must be an integer between ${min} and ${max}`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigFieldError(name, `must be an integer between ${min} and ${max}`);
+  return value;
+}
+
+function port(name: string, text: string): number {
+  if (!/^\d+$/.test(text)) throw new ConfigFieldError(name, `must be ports or ranges like "41001-41100" (got "${text}")`);
+  const value = Number(text);
+  if (value < 1 || value > 65535) throw new ConfigFieldError(name, `port ${value} must be between 1 and 65535`);
+  return value;
+}
+
+/**
+ * Parses a port list: comma-separated single ports and inclusive ranges, e.g. `41001-41100` or
+ * `41001-41010,41500`. Duplicates are dropped; order is kept.
+ */
+export function parsePortList(name: string, raw: string): number[] {
+  const ports = new Set<number>();
+  for (const part of raw.split(',')) {
+    const item = part.trim();
+    if (item === '') throw new ConfigFieldError(name, 'must not contain empty entries');
+    const dash = item.indexOf('-');
+    if (dash === -1) {
+      ports.add(port(name, item));
+      continue;
+    }
+    const first = port(name, item.slice(0, dash).trim());
+    const last = port(name, item.slice(dash + 1).trim());
+    if (last < first) throw new ConfigFieldError(name, `range "${item}" must not end before it starts`);
+    if (last - first > 65535) throw new ConfigFieldError(name, `range "${item}" is too large`);
+    for (let p = first; p <= last; p++) ports.add(p);
+  }
+  return [...ports];
+}
+
+/** Resolves the agentctl config from an environment (pass `process.env` at the entry point only). */
+export function parseAgentctlConfig(env: Env): ResolvedAgentctlConfig {
+  const controlPort = intVar(env, ENV.controlPort, DEFAULT_CONTROL_PORT, 1, 65535);
+  const rawPorts = env[ENV.instancePorts]?.trim();
+  const instancePorts =
+    rawPorts === undefined || rawPorts === ''
+      ? parsePortList(ENV.instancePorts, `${DEFAULT_INSTANCE_PORTS.first}-${DEFAULT_INSTANCE_PORTS.last}`)
+      : parsePortList(ENV.instancePorts, rawPorts);
+  if (instancePorts.includes(controlPort)) {
+    throw new ConfigFieldError(ENV.instancePorts, `must not include the control port ${controlPort}`);
+  }
+
+  const nonce = env[ENV.bootstrapNonce];
+  let bootstrapNonce: string | null = null;
+  if (nonce !== undefined && nonce !== '') {
+    // The value itself is never echoed: it is a secret.
+    if (nonce.length > 512) throw new ConfigFieldError(ENV.bootstrapNonce, 'must be at most 512 characters');
+    bootstrapNonce = nonce;
+  }
+
+  const stateRaw = env[ENV.stateDir]?.trim();
+  let stateDir: string | null = null;
+  if (stateRaw !== undefined && stateRaw !== '') {
+    if (!stateRaw.startsWith('/')) throw new ConfigFieldError(ENV.stateDir, 'must be an absolute path');
+    stateDir = stateRaw;
+  }
+
+  const levelRaw = (env[ENV.logLevel]?.trim() ?? '').toLowerCase();
+  const logLevel = levelRaw === '' ? 'info' : LOG_LEVELS.find((l) => l === levelRaw);
+  if (logLevel === undefined) throw new ConfigFieldError(ENV.logLevel, `must be one of ${LOG_LEVELS.join(', ')}`);
+
+  return Object.freeze({
+    controlPort,
+    instancePorts: Object.freeze(instancePorts),
+    bootstrapNonce,
+    stateDir,
+    logLevel,
+    maxProcesses: intVar(env, ENV.maxProcesses, LIMITS.defaultMaxProcesses, 1, 4096),
+    maxOutputBytes: intVar(env, ENV.maxOutputBytes, LIMITS.defaultMaxOutputBytes, 1024, 1024 * 1024 * 1024),
+    stopGraceMs: intVar(env, ENV.stopGraceMs, 5000, 0, 600_000),
+  });
+}

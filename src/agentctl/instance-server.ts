@@ -1,0 +1,68 @@
+/**
+ * One instance's HTTP server on its own loopback port. Every request and every WebSocket upgrade
+ * must carry the bearer token and this instance's id in X-Instance-ID.
+ * @module
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { WebSocketServer } from 'ws';
+import { instanceRoutes } from '../protocol/index.js';
+import type { Auth } from './auth.js';
+import { HttpError } from './errors.js';
+import { closeServer, listen } from './http/listen.js';
+import { intParam } from './http/query.js';
+import { toHttpError } from './http/respond.js';
+import { Router } from './http/router.js';
+import { createRequestListener, parseTarget } from './http/server.js';
+import { rejectUpgrade } from './http/upgrade.js';
+import { instanceRouter, type InstanceContext } from './instance-routes.js';
+import { streamProcess } from './processes/stream.js';
+
+export class InstanceServer {
+  readonly #server: Server;
+  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  readonly #streamRouter = new Router<true>().add('GET', instanceRoutes.processStream(':id'), true);
+
+  constructor(
+    private readonly ctx: InstanceContext,
+    private readonly auth: Auth,
+    log: Logger,
+  ) {
+    const authenticate = (req: IncomingMessage): void => auth.verifyInstance(req, ctx.id);
+    this.#server = createServer(createRequestListener(instanceRouter(ctx), authenticate, log));
+    this.#server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.#upgrade(req, socket, head));
+    this.#server.on('clientError', (_err, socket) => socket.destroy());
+  }
+
+  /** Binds `port` on loopback (rejects with EADDRINUSE and friends). */
+  listen(port: number): Promise<void> {
+    return listen(this.#server, port);
+  }
+
+  close(): Promise<void> {
+    for (const client of this.#wss.clients) client.terminate();
+    return closeServer(this.#server);
+  }
+
+  #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', () => undefined);
+    let id: string;
+    let from: number;
+    try {
+      // Authenticate before handleUpgrade: a socket that never becomes a WebSocket cannot be
+      // used to probe the stream, and the caller gets a plain HTTP 401/403 it can read.
+      this.auth.verifyInstance(req, this.ctx.id);
+      const url = parseTarget(req);
+      const match = this.#streamRouter.match(req.method ?? 'GET', url.pathname);
+      if (match.kind !== 'found') throw new HttpError('not_found', `no WebSocket route for ${url.pathname}`);
+      id = match.params['id'] as string;
+      from = intParam(url.searchParams, 'from', 0, 0, Number.MAX_SAFE_INTEGER);
+      this.ctx.processes.get(id); // 404 before upgrading
+    } catch (err) {
+      rejectUpgrade(socket, toHttpError(err));
+      return;
+    }
+    this.#wss.handleUpgrade(req, socket, head, (ws) => streamProcess(ws, this.ctx.processes, id, from));
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * Git in the workspace: `git` is spawned with an argv (never a shell) as `git -C <workspace> …`.
+ * Refs and paths from callers are checked first (no option injection, paths confined), and git's
+ * own failures become `git_error` (422) carrying its sanitized stderr.
+ * @module
+ */
+import { spawn } from 'node:child_process';
+import type { z } from 'zod';
+import { LIMITS, type GitCommitRequestSchema, type GitCommitResponse, type GitDiff, type GitLog, type GitStatus } from '../../protocol/index.js';
+import { HttpError } from '../errors.js';
+import { sanitize } from '../sanitize.js';
+import { parsePorcelainV2 } from './git-status.js';
+import type { Workspace } from './files.js';
+import { confine } from './paths.js';
+
+const GIT_TIMEOUT_MS = 60_000;
+
+interface GitResult {
+  readonly code: number | null;
+  readonly stdout: Buffer;
+  readonly stderr: string;
+  /** stdout hit `maxStdout` and git was stopped. */
+  readonly truncated: boolean;
+}
+
+interface RunOptions {
+  readonly maxStdout?: number;
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/** Runs `git -C <root> <args>`; never throws for a non-zero exit (callers decide). */
+export function runGit(root: string, args: readonly string[], options: RunOptions = {}): Promise<GitResult> {
+  const maxStdout = options.maxStdout ?? 64 * 1024 * 1024;
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', ['-C', root, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        ...options.env,
+        GIT_TERMINAL_PROMPT: '0',
+        GIT_OPTIONAL_LOCKS: '0',
+        GIT_PAGER: 'cat',
+        LC_ALL: 'C',
+      },
+      timeout: GIT_TIMEOUT_MS,
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let outBytes = 0;
+    let errBytes = 0;
+    let truncated = false;
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (truncated) return;
+      if (outBytes + chunk.length > maxStdout) {
+        out.push(chunk.subarray(0, maxStdout - outBytes));
+        outBytes = maxStdout;
+        truncated = true;
+        child.kill('SIGKILL');
+        return;
+      }
+      out.push(chunk);
+      outBytes += chunk.length;
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (errBytes < 64 * 1024) err.push(chunk);
+      errBytes += chunk.length;
+    });
+    child.on('error', (e) => reject(new HttpError('git_error', `cannot run git: ${e.message}`, { cause: e })));
+    child.on('close', (code) => {
+      resolve({ code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), truncated });
+    });
+  });
+}
+
+function gitError(what: string, result: GitResult): HttpError {
+  const detail = result.stderr.trim() || result.stdout.toString('utf8').trim() || `exit code ${result.code}`;
+  return new HttpError('git_error', sanitize(`git ${what} failed: ${detail}`));
+}
+
+async function mustRun(ws: Workspace, what: string, args: readonly string[], options?: RunOptions): Promise<GitResult> {
+  const result = await runGit(ws.realRoot, args, options);
+  if (result.code !== 0 && !result.truncated) throw gitError(what, result);
+  return result;
+}
+
+/** A ref from the caller: no option injection, no whitespace or control characters. */
+export function checkRef(name: string, ref: string): string {
+  const hasControl = [...ref].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+  if (ref === '' || ref.startsWith('-') || /\s/.test(ref) || hasControl || ref.length > 256) {
+    throw new HttpError('bad_request', `${name}: must be a git revision (no leading "-", no whitespace)`);
+  }
+  return ref;
+}
+
+export async function gitStatus(ws: Workspace): Promise<GitStatus> {
+  const result = await mustRun(ws, 'status', ['status', '--porcelain=v2', '--branch', '-z', '--untracked-files=all']);
+  return parsePorcelainV2(result.stdout.toString('utf8'));
+}
+
+export async function gitDiff(ws: Workspace, base: string | null, path: string | null): Promise<GitDiff> {
+  const args = ['diff', '--no-color', '--no-ext-diff', '--end-of-options'];
+  if (base !== null) args.push(checkRef('base', base));
+  if (path !== null) args.push('--', (await confine(ws.realRoot, ws.declaredRoot, path, 'write')).rel);
+  const result = await mustRun(ws, 'diff', args, { maxStdout: LIMITS.maxDiffBytes });
+  return { base, diff: result.stdout.toString('utf8'), truncated: result.truncated };
+}
+
+async function hasHead(ws: Workspace): Promise<boolean> {
+  return (await runGit(ws.realRoot, ['rev-parse', '--verify', '--quiet', 'HEAD'])).code === 0;
+}
+
+const LOG_FIELDS = 5;
+
+export async function gitLog(ws: Workspace, ref: string, limit: number): Promise<GitLog> {
+  checkRef('ref', ref);
+  if (ref === 'HEAD' && !(await hasHead(ws))) return { commits: [] };
+  const result = await mustRun(ws, 'log', ['log', '-z', `--max-count=${limit}`, '--format=%H%x00%an%x00%ae%x00%aI%x00%s', '--end-of-options', ref, '--']);
+  const parts = result.stdout.toString('utf8').split('\0');
+  const commits: GitLog['commits'] = [];
+  for (let i = 0; i + LOG_FIELDS <= parts.length; i += LOG_FIELDS) {
+    const [sha, name, email, date, subject] = parts.slice(i, i + LOG_FIELDS) as [string, string, string, string, string];
+    if (sha === '') break;
+    commits.push({ sha: sha.replace(/^\n/, ''), author_name: name, author_email: email, date, subject });
+  }
+  return { commits };
+}
+
+export async function gitCommit(ws: Workspace, request: z.output<typeof GitCommitRequestSchema>): Promise<GitCommitResponse> {
+  if (request.paths !== undefined && request.paths.length > 0) {
+    const rels: string[] = [];
+    for (const p of request.paths) rels.push((await confine(ws.realRoot, ws.declaredRoot, p, 'write')).rel);
+    await mustRun(ws, 'add', ['add', '--all', '--', ...rels]);
+  } else if (request.all) {
+    await mustRun(ws, 'add', ['add', '--all']);
+  }
+  if (!request.allow_empty) {
+    const staged = await runGit(ws.realRoot, ['diff', '--cached', '--quiet']);
+    if (staged.code === 0) throw new HttpError('conflict', 'nothing to commit: no staged changes');
+    if (staged.code !== 1) throw gitError('diff --cached', staged);
+  }
+  const env: Record<string, string> = {};
+  if (request.author !== undefined) {
+    env['GIT_AUTHOR_NAME'] = request.author.name;
+    env['GIT_AUTHOR_EMAIL'] = request.author.email;
+    // The author also becomes the committer when the repository has no identity of its own.
+    if ((await runGit(ws.realRoot, ['config', 'user.email'])).code !== 0) {
+      env['GIT_COMMITTER_NAME'] = request.author.name;
+      env['GIT_COMMITTER_EMAIL'] = request.author.email;
+    }
+  }
+  const args = ['commit', '--quiet', '--no-edit', '--cleanup=verbatim', '-m', request.message];
+  if (request.allow_empty) args.push('--allow-empty');
+  await mustRun(ws, 'commit', args, { env });
+  const head = await mustRun(ws, 'rev-parse', ['rev-parse', 'HEAD']);
+  return { sha: head.stdout.toString('utf8').trim() };
+}
