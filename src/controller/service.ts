@@ -3,6 +3,7 @@
  * The manager implements it; the HTTP API in src/api is a thin shell over it.
  * @module
  */
+import type { FilesClient, GitClient } from '../client/index.js';
 
 /** Life cycle of a session as users see it. */
 export type SessionState =
@@ -158,4 +159,22 @@ export class LaunchValidationError extends Error {
   ) {
     super(`${field}: ${detail}`);
   }
+}
+
+/**
+ * Additions beyond SessionService that the controller also offers (additive: SessionService itself
+ * is unchanged, so fakes of it keep compiling).
+ */
+export interface SessionWorkspaceService {
+  /** Writes to the agent's stdin (text as UTF-8); `eof` closes it. Throws SessionStateError unless ready. */
+  sendInput(id: string, data: string | Uint8Array, opts?: { eof?: boolean }): Promise<void>;
+  /** Files and git of a ready session's workspace (the typed agentctl clients). */
+  workspace(id: string): Promise<SessionWorkspace>;
+  /** Resolves once the session is no longer launching/stopping/removing (e.g. after `launch`). */
+  waitUntilSettled(id: string, opts?: { signal?: AbortSignal }): Promise<SessionView>;
+}
+
+export interface SessionWorkspace {
+  files: FilesClient;
+  git: GitClient;
 }

@@ -1,0 +1,200 @@
+/**
+ * Loading `berth.yaml`: raw YAML → schema-checked → resolved config with built-in defaults, so a
+ * fresh install needs no config at all (agent `demo`, executor `local`).
+ * @module
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isMap, LineCounter, parseDocument } from 'yaml';
+import type { z } from 'zod';
+import { errnoCode } from '../shared/errors.js';
+import { ConfigFieldError, ConfigFileError } from './errors.js';
+import { ConfigFileSchema } from './schema.js';
+
+export const CONFIG_FILE = 'berth.yaml';
+export const BUILTIN_AGENT = 'demo';
+export const BUILTIN_EXECUTOR = 'local';
+/** Placeholder in agent argv replaced by the launch prompt. */
+export const PROMPT_PLACEHOLDER = '{{prompt}}';
+
+export interface AgentProfile {
+  name: string;
+  /** argv; the first element is looked up in PATH by agentctl. May contain `{{prompt}}`. */
+  command: string[];
+  env: Record<string, string>;
+  description: string;
+}
+
+export interface LocalExecutorConfig {
+  name: string;
+  type: 'local';
+  /** Absolute path of the agentctl bundle. */
+  agentctlPath: string;
+  description: string;
+}
+
+export interface KubernetesExecutorConfig {
+  name: string;
+  type: 'kubernetes';
+  authMode: 'kubeconfig' | 'in_cluster';
+  kubeconfigPath: string | null;
+  kubeContext: string | null;
+  namespace: string;
+  requestTimeoutSeconds: number;
+  description: string;
+}
+
+export type ExecutorConfig = LocalExecutorConfig | KubernetesExecutorConfig;
+
+export interface ProfileConfig {
+  name: string;
+  executor: string;
+  env: Record<string, string>;
+  description: string;
+}
+
+export interface ResolvedConfig {
+  /** The file the config came from, or null when only built-in defaults apply. */
+  source: string | null;
+  defaults: { executor: string; agent: string };
+  executors: Readonly<Record<string, ExecutorConfig>>;
+  profiles: Readonly<Record<string, ProfileConfig>>;
+  agents: Readonly<Record<string, AgentProfile>>;
+}
+
+export interface LoadConfigOptions {
+  /** The data dir; the default config file is `<dataDir>/berth.yaml` (optional). */
+  dataDir: string;
+  /** An explicit config file (`--config`); it must exist. */
+  path?: string;
+  /** Where the berth install lives (to find `agents/` and `dist/`). @default found from this module */
+  installRoot?: string;
+}
+
+/** Reads and resolves the config. Throws ConfigFileError (I/O, YAML) or ConfigFieldError (a field). */
+export function loadConfig(opts: LoadConfigOptions): ResolvedConfig {
+  const file = opts.path !== undefined ? resolve(opts.path) : join(opts.dataDir, CONFIG_FILE);
+  let text: string | null = null;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    // a default path under an unusable data dir counts as "no config": opening the data dir reports it
+    const absent = errnoCode(err) === 'ENOENT' || errnoCode(err) === 'ENOTDIR';
+    if (!absent || opts.path !== undefined) {
+      throw new ConfigFileError(file, errnoCode(err) === 'ENOENT' ? 'file not found' : `cannot read (${errnoCode(err) ?? 'error'})`, null, null, { cause: err });
+    }
+  }
+  const raw = text === null ? {} : parseYaml(text, file);
+  return resolveConfig(raw, { source: text === null ? null : file, installRoot: opts.installRoot ?? findInstallRoot() });
+}
+
+/** Parses YAML; errors carry line/column only (never the parser's excerpt of the file). */
+export function parseYaml(text: string, file: string): unknown {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true, lineCounter });
+  const first = doc.errors[0];
+  if (first) {
+    const pos = lineCounter.linePos(first.pos[0]);
+    throw new ConfigFileError(file, `invalid YAML (${first.code})`, pos.line, pos.col);
+  }
+  if (doc.contents === null) return {};
+  if (!isMap(doc.contents)) throw new ConfigFieldError('', 'must be a YAML map', file);
+  return doc.toJS() as unknown;
+}
+
+/** Validates a raw config object and merges it over the built-in defaults. */
+export function resolveConfig(raw: unknown, opts: { source: string | null; installRoot: string }): ResolvedConfig {
+  const parsed = ConfigFileSchema.safeParse(raw ?? {});
+  if (!parsed.success) throw fieldErrorFromIssue(parsed.error.issues[0], opts.source);
+  const cfg = parsed.data;
+  const baseDir = opts.source === null ? process.cwd() : dirname(opts.source);
+
+  const executors: Record<string, ExecutorConfig> = {
+    [BUILTIN_EXECUTOR]: {
+      name: BUILTIN_EXECUTOR,
+      type: 'local',
+      agentctlPath: join(opts.installRoot, 'dist', 'agentctl.cjs'),
+      description: 'a workspace directory and a local agentctl (built in)',
+    },
+  };
+  for (const [name, e] of Object.entries(cfg.executors ?? {})) {
+    executors[name] =
+      e.type === 'local'
+        ? {
+            name,
+            type: 'local',
+            agentctlPath: e.agentctl_path !== undefined ? resolve(baseDir, e.agentctl_path) : join(opts.installRoot, 'dist', 'agentctl.cjs'),
+            description: e.description ?? '',
+          }
+        : {
+            name,
+            type: 'kubernetes',
+            authMode: e.auth_mode ?? 'kubeconfig',
+            kubeconfigPath: e.kubeconfig_path ?? null,
+            kubeContext: e.kube_context ?? null,
+            namespace: e.namespace ?? 'default',
+            requestTimeoutSeconds: e.request_timeout_seconds ?? 30,
+            description: e.description ?? '',
+          };
+  }
+
+  const profiles: Record<string, ProfileConfig> = {};
+  for (const [name, p] of Object.entries(cfg.profiles ?? {})) {
+    if (!executors[p.executor]) {
+      throw new ConfigFieldError(`profiles.${name}.executor`, `must name an entry of executors (${Object.keys(executors).join(', ')})`, opts.source);
+    }
+    if (executors[name]) throw new ConfigFieldError(`profiles.${name}`, 'must not share its name with an executor', opts.source);
+    profiles[name] = { name, executor: p.executor, env: p.env ?? {}, description: p.description ?? '' };
+  }
+
+  const agents: Record<string, AgentProfile> = {
+    [BUILTIN_AGENT]: {
+      name: BUILTIN_AGENT,
+      command: [process.execPath, join(opts.installRoot, 'agents', 'demo-agent.mjs')],
+      env: {},
+      description: 'a scripted demo agent (no API key needed)',
+    },
+  };
+  for (const [name, a] of Object.entries(cfg.agents ?? {})) {
+    agents[name] = { name, command: [...a.command], env: a.env ?? {}, description: a.description ?? '' };
+  }
+
+  const defaults = { executor: cfg.defaults?.executor ?? BUILTIN_EXECUTOR, agent: cfg.defaults?.agent ?? BUILTIN_AGENT };
+  if (!executors[defaults.executor] && !profiles[defaults.executor]) {
+    throw new ConfigFieldError('defaults.executor', 'must name an entry of executors or profiles', opts.source);
+  }
+  if (!agents[defaults.agent]) throw new ConfigFieldError('defaults.agent', 'must name an entry of agents', opts.source);
+
+  return { source: opts.source, defaults, executors, profiles, agents };
+}
+
+function fieldErrorFromIssue(issue: z.core.$ZodIssue | undefined, source: string | null): ConfigFieldError {
+  if (!issue) return new ConfigFieldError('', 'is invalid', source);
+  const path = issue.path.map(String).join('.');
+  if (issue.code === 'unrecognized_keys') {
+    const key = issue.keys[0] ?? '';
+    return new ConfigFieldError(path === '' ? key : `${path}.${key}`, 'is not a known setting', source);
+  }
+  if (issue.code === 'invalid_key') return new ConfigFieldError(path, issue.issues[0]?.message ?? 'is not a valid name', source);
+  let detail = issue.message;
+  if (detail.startsWith('Invalid input')) detail = `has the wrong type (${detail.replace(/^Invalid input: /, '')})`;
+  return new ConfigFieldError(path, detail, source);
+}
+
+/** The berth install directory: the nearest ancestor of this module holding `package.json` and `agents/`. */
+export function findInstallRoot(from: string = dirname(fileURLToPath(import.meta.url))): string {
+  let dir = from;
+  for (let i = 0; i < 6; i++) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'agents'))) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  return resolve(from, '..', '..');
+}
+
+/** The agent argv with `{{prompt}}` replaced. */
+export function renderAgentCommand(agent: AgentProfile, prompt: string): string[] {
+  return agent.command.map((arg) => arg.split(PROMPT_PLACEHOLDER).join(prompt));
+}

@@ -1,0 +1,65 @@
+/**
+ * Building the controller: open the inventory, resolve the config, instantiate the executors and
+ * return the session service (plus `recover`, to be called once at start-up).
+ * @module
+ */
+import { resolve } from 'node:path';
+import { loadConfig, type ResolvedConfig } from '../config/index.js';
+import type { Executor } from '../executors/executor.js';
+import { LocalExecutor } from '../executors/local/index.js';
+import { InventoryStore } from '../inventory/index.js';
+import { KeyedLock } from '../shared/locks.js';
+import { silentLogger, type Logger } from '../shared/logger.js';
+import { SessionEvents } from './events.js';
+import { testHooksFromEnv, type TestHooks } from './hooks.js';
+import { LiveSessions } from './live.js';
+import { SessionManager } from './manager.js';
+import type { SessionService, SessionWorkspaceService } from './service.js';
+
+export interface ControllerOptions {
+  /** The data dir: `berth.db`, `secret.key`, `berth.yaml` (optional) and `workspaces/`. */
+  dataDir: string;
+  /** A resolved config; default: `loadConfig({ dataDir })` (built-in defaults when there is no berth.yaml). */
+  config?: ResolvedConfig;
+  logger?: Logger;
+  /** Overrides the agentctl bundle of every local executor (tests, dev builds). */
+  agentctlPath?: string;
+  /**
+   * Test hooks; default: read from `env` (`BERTH_TEST_HOOKS=1` + `BERTH_TEST_CRASH_AT=<checkpoint>`).
+   */
+  testHooks?: TestHooks;
+  /** The controller environment: source of approved secret env values and of the test hooks. @default process.env */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+export type Controller = SessionService & SessionWorkspaceService & { recover(): Promise<void> };
+
+/**
+ * Creates the controller. Throws InventoryOpenError (data dir not writable), ConfigFieldError /
+ * ConfigFileError (bad berth.yaml). Call `recover()` once after creating it to reconnect running
+ * sessions and clean up launches cut short by a restart.
+ */
+export async function createController(opts: ControllerOptions): Promise<Controller> {
+  const dataDir = resolve(opts.dataDir);
+  const env = opts.env ?? process.env;
+  const config = opts.config ?? loadConfig({ dataDir });
+  const logger = opts.logger ?? silentLogger;
+  const store = InventoryStore.open({ dataDir });
+  const executors = new Map<string, Executor>();
+  for (const entry of Object.values(config.executors)) {
+    if (entry.type !== 'local') continue; // kubernetes: accepted by the config, not implemented yet
+    executors.set(entry.name, new LocalExecutor({ name: entry.name, dataDir, agentctlPath: opts.agentctlPath ?? entry.agentctlPath, logger }));
+  }
+  const events = new SessionEvents((err) => logger.warn({ err: String(err) }, 'event listener threw'));
+  return new SessionManager({
+    store,
+    config,
+    executors,
+    events,
+    live: new LiveSessions(),
+    locks: new KeyedLock(),
+    log: logger,
+    hooks: opts.testHooks ?? testHooksFromEnv(env),
+    secretSource: (name) => env[name],
+  });
+}

@@ -1,0 +1,290 @@
+/**
+ * One launch or resume of a session, orchestrated over an executor: the stages with durable
+ * checkpoints, the secrets stored encrypted, only then the `ready` row, then the agent. On failure
+ * exactly what this launch created is rolled back and the session is marked failed with the
+ * original error (rollback errors attached).
+ * @module
+ */
+import { randomBytes } from 'node:crypto';
+import { isAgentctlHttpError } from '../client/index.js';
+import type { CreateInstanceRequest, ExecutorInstance, InstanceSecrets, RuntimeCheckpoint, StageEvent } from '../executors/executor.js';
+import { isLaunchError, LaunchError } from '../executors/executor.js';
+import { SECRET_ID_KEY_PREFIX, type RuntimeRecord, type SessionRecord } from '../inventory/index.js';
+import { errorMessage, withRollbackErrors } from '../shared/errors.js';
+import { sanitize } from '../shared/sanitize.js';
+import { diagnostic, secretIds, SECRET_REF, setSessionState, type ManagerContext } from './context.js';
+import { reachedCheckpoint } from './hooks.js';
+import type { StageRecord } from './service.js';
+import { applyStageEvent, failOpenStages } from './stages.js';
+
+export const AGENT_START_STAGE = 'agent_start';
+const AGENT_PROCESS_KEY = 'agent_process_id';
+/** Runtime metadata key: `fresh` or `revive`; recovery rolls a provisional fresh row back, a revive only stops. */
+export const LAUNCH_KIND_KEY = 'launch_kind';
+
+export type LaunchMode = { kind: 'fresh' } | { kind: 'revive'; row: RuntimeRecord };
+
+export function newInstanceId(sessionId: string): string {
+  return `${sessionId}-${randomBytes(3).toString('hex')}`;
+}
+
+export class SessionLaunch {
+  #stages: StageRecord[] = [];
+  #lastRow: RuntimeRecord | null = null;
+  readonly #instanceId: string;
+  readonly #executorName: string;
+
+  constructor(
+    private readonly ctx: ManagerContext,
+    private readonly session: SessionRecord,
+    private readonly mode: LaunchMode,
+    executorName: string,
+    private readonly signal: AbortSignal,
+  ) {
+    this.#executorName = executorName;
+    this.#instanceId = mode.kind === 'revive' ? mode.row.instanceId : newInstanceId(session.id);
+    this.#lastRow = mode.kind === 'revive' ? mode.row : null;
+  }
+
+  get #sessionId(): string {
+    return this.session.id;
+  }
+
+  /** Runs the launch to its end; never throws (the outcome is the session state). */
+  async run(): Promise<void> {
+    const { ctx } = this;
+    const executor = ctx.executors.get(this.#executorName);
+    ctx.events.resetReplay(this.#sessionId);
+    const before = ctx.store.updateSession(this.#sessionId, { stages: [], error: null });
+    // launch() already announced `launching` for a new session; resume and recovery announce it here
+    if (before?.state !== 'launching' || this.mode.kind === 'revive') setSessionState(ctx, this.#sessionId, 'launching', null);
+    if (!executor) {
+      this.#fail(new LaunchError('initialize', 'ExecutorUnavailable', `executor '${this.#executorName}' is not available`));
+      return;
+    }
+    let instance: ExecutorInstance;
+    try {
+      const secretEnv = this.#resolveSecretEnv();
+      const previous = this.mode.kind === 'revive' ? { metadata: this.mode.row.metadata, secrets: this.#revealSecrets(this.mode.row) } : undefined;
+      const req: CreateInstanceRequest = {
+        identity: { instanceId: this.#instanceId, sessionId: this.#sessionId, taskId: this.#sessionId, environmentId: this.#sessionId },
+        repository: this.session.repository,
+        env: this.session.request.env,
+        secretEnv,
+        profile: { executor: this.#executorName, type: 'local', settings: {}, env: this.session.request.profileEnv },
+        onStage: (e) => this.#onStage(e),
+        checkpointRuntimeInventory: (cp) => this.#checkpoint(cp),
+        signal: this.signal,
+        ...(previous ? { previous } : { releaseRuntimeInventory: async () => this.#release() }),
+      };
+      instance = await executor.createInstance(req);
+    } catch (err) {
+      // The executor has rolled back what it created. A revive keeps its row (resumable), back at `stopped`.
+      if (this.mode.kind === 'revive') this.#markRowStopped();
+      this.#fail(err);
+      return;
+    }
+    try {
+      await this.#complete(instance);
+    } catch (err) {
+      this.#fail(await this.#rollbackAfterConnect(instance, err));
+    }
+  }
+
+  /** Secrets first, then the `ready` row, then the agent (spec §4.8: a ready row can always reconnect). */
+  async #complete(instance: ExecutorInstance): Promise<void> {
+    const { ctx } = this;
+    const ids = secretIds(this.#instanceId);
+    ctx.store.putSecret(ids.authToken, instance.secrets.authToken);
+    ctx.store.putSecret(ids.bootstrapNonce, instance.secrets.bootstrapNonce);
+    reachedCheckpoint(ctx.hooks, 'secrets_stored', this.#sessionId);
+    this.#writeRow('ready', { ...instance.metadata, ...secretMetadata(ids) }, { [SECRET_REF.authToken]: ids.authToken, [SECRET_REF.bootstrapNonce]: ids.bootstrapNonce });
+    reachedCheckpoint(ctx.hooks, 'ready', this.#sessionId);
+    const live = ctx.live.replace(this.#sessionId, instance);
+    const agentId = await this.#stage(AGENT_START_STAGE, () => ensureAgent(ctx, this.session, instance));
+    live.agentProcessId = agentId;
+    live.agent = { id: agentId, status: 'running', exitCode: null };
+    this.#writeRow('ready', { ...(this.#lastRow?.metadata ?? {}), [AGENT_PROCESS_KEY]: agentId }, this.#lastRow?.secretRefs ?? {});
+    reachedCheckpoint(ctx.hooks, 'agent_started', this.#sessionId);
+    setSessionState(ctx, this.#sessionId, 'ready', null, { workspacePath: instance.workspacePath });
+    ctx.log.info(
+      {
+        session: this.#sessionId,
+        instance: this.#instanceId,
+        kind: this.mode.kind,
+        revived: instance.revived,
+        stages: Object.fromEntries(this.#stages.map((s) => [s.name, s.durationMs])),
+      },
+      'session ready',
+    );
+  }
+
+  async #rollbackAfterConnect(instance: ExecutorInstance, err: unknown): Promise<Error> {
+    const { ctx } = this;
+    const primary = err instanceof Error ? err : new Error(String(err));
+    const errors: unknown[] = [];
+    ctx.live.take(this.#sessionId);
+    const executor = ctx.executors.get(this.#executorName);
+    const destroy = this.mode.kind === 'fresh';
+    try {
+      await executor?.stopInstance({ identity: instance.identity, metadata: this.#lastRow?.metadata ?? instance.metadata, control: instance.control }, { destroy, reason: 'rollback' });
+    } catch (e) {
+      errors.push(e);
+    }
+    if (errors.length === 0 && destroy) {
+      try {
+        const ids = secretIds(this.#instanceId);
+        ctx.store.deleteSecret(ids.authToken);
+        ctx.store.deleteSecret(ids.bootstrapNonce);
+        this.#release();
+      } catch (e) {
+        errors.push(e);
+      }
+    } else if (!destroy) {
+      this.#markRowStopped();
+    }
+    if (errors.length > 0) diagnostic(ctx, this.#sessionId, 'RollbackIncomplete', sanitize(errors.map(errorMessage).join('; ')));
+    if (isLaunchError(primary)) primary.rollbackErrors = errors;
+    return withRollbackErrors(primary, errors);
+  }
+
+  async #stage<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    this.#onStage({ stage: name, status: 'running', at: new Date() });
+    try {
+      const out = await fn();
+      this.#onStage({ stage: name, status: 'succeeded', at: new Date() });
+      return out;
+    } catch (err) {
+      const launchErr = isLaunchError(err) ? err : new LaunchError(name, 'Error', `${name}: ${sanitize(errorMessage(err))}`, { cause: err });
+      this.#onStage({ stage: name, status: 'failed', at: new Date(), reason: launchErr.reason, message: launchErr.message });
+      throw launchErr;
+    }
+  }
+
+  #onStage(event: StageEvent): void {
+    const { ctx } = this;
+    const safe: StageEvent = { ...event, ...(event.message !== undefined ? { message: sanitize(event.message) } : {}) };
+    const { stages, record } = applyStageEvent(this.#stages, safe);
+    this.#stages = stages;
+    try {
+      ctx.store.updateSession(this.#sessionId, { stages });
+    } catch (err) {
+      ctx.log.warn({ session: this.#sessionId, err: errorMessage(err) }, 'cannot persist stage');
+    }
+    ctx.events.emit({ type: 'stage', sessionId: this.#sessionId, stage: record, at: record.endedAt ?? record.startedAt });
+  }
+
+  async #checkpoint(cp: RuntimeCheckpoint): Promise<void> {
+    if (cp.state === 'ready' || cp.state === 'stopped' || cp.state === 'failed') {
+      throw new Error(`checkpoint runtime inventory: executors must not write the final state '${cp.state}'`);
+    }
+    // a revive keeps the secret references of the row it revives
+    const carried = this.mode.kind === 'revive' ? pickSecretMetadata(this.#lastRow?.metadata ?? {}) : {};
+    this.#writeRow(cp.state, { ...carried, ...cp.metadata }, this.#lastRow?.secretRefs ?? {});
+    reachedCheckpoint(this.ctx.hooks, cp.state, this.#sessionId);
+  }
+
+  #writeRow(state: string, metadata: Record<string, string>, secretRefs: Record<string, string>): void {
+    this.#lastRow = this.ctx.store.upsertRuntime({
+      sessionId: this.#sessionId,
+      instanceId: this.#instanceId,
+      executor: this.#executorName,
+      state,
+      metadata: { ...metadata, [LAUNCH_KIND_KEY]: this.mode.kind },
+      stages: this.#stages,
+      secretRefs,
+    });
+  }
+
+  /** Compare-and-swap delete of the row this launch wrote (spec §4.1). */
+  #release(): void {
+    if (this.#lastRow !== null) this.ctx.store.releaseRuntime(this.#sessionId, this.#instanceId, this.#lastRow.updatedAt);
+    this.#lastRow = null;
+  }
+
+  #markRowStopped(): void {
+    const row = this.ctx.store.getRuntime(this.#sessionId);
+    if (row && row.instanceId === this.#instanceId) {
+      this.#lastRow = this.ctx.store.upsertRuntime({ ...row, state: 'stopped', stages: this.#stages });
+    }
+  }
+
+  #fail(err: unknown): void {
+    const stage = isLaunchError(err) ? err.stage : null;
+    const message = sanitize(errorMessage(err));
+    this.ctx.log.warn({ session: this.#sessionId, stage, err: message }, 'launch failed');
+    const stages = failOpenStages(this.#stages, new Date(), message);
+    this.ctx.store.updateSession(this.#sessionId, { stages });
+    setSessionState(this.ctx, this.#sessionId, 'failed', { message, stage });
+  }
+
+  #resolveSecretEnv(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const name of this.session.request.secretEnv) {
+      const value = this.ctx.secretSource(name);
+      if (value === undefined) throw new LaunchError('initialize', 'SecretMissing', `secretEnv.${name}: is not set in the controller environment`);
+      out[name] = value;
+    }
+    return out;
+  }
+
+  #revealSecrets(row: RuntimeRecord): InstanceSecrets {
+    const authId = row.secretRefs[SECRET_REF.authToken];
+    const nonceId = row.secretRefs[SECRET_REF.bootstrapNonce];
+    if (authId === undefined || nonceId === undefined) {
+      throw new LaunchError('initialize', 'SecretsMissing', `runtime row of session ${row.sessionId} has no agentctl secrets (remove the session and launch again)`);
+    }
+    return { authToken: this.ctx.store.revealSecret(authId), bootstrapNonce: this.ctx.store.revealSecret(nonceId) };
+  }
+}
+
+function secretMetadata(ids: { authToken: string; bootstrapNonce: string }): Record<string, string> {
+  return {
+    [`${SECRET_ID_KEY_PREFIX}${SECRET_REF.authToken}`]: ids.authToken,
+    [`${SECRET_ID_KEY_PREFIX}${SECRET_REF.bootstrapNonce}`]: ids.bootstrapNonce,
+  };
+}
+
+function pickSecretMetadata(metadata: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(metadata)) if (k.startsWith(SECRET_ID_KEY_PREFIX)) out[k] = v;
+  return out;
+}
+
+/**
+ * Starts the session's agent unless one is already running in the instance (after a reconnect the
+ * agent of the earlier controller keeps running: it must not be started twice).
+ */
+export async function ensureAgent(ctx: ManagerContext, session: SessionRecord, instance: ExecutorInstance): Promise<string> {
+  const processes = await instance.client.listProcesses();
+  const agents = processes.filter((p) => p.kind === 'agent');
+  const running = agents.find((p) => p.status === 'running');
+  if (running) {
+    ctx.log.info({ session: session.id, process: running.id }, 'agent already running; not starting another');
+    return running.id;
+  }
+  const id = `agent-${agents.length + 1}`;
+  const command = session.request.agentCommand;
+  try {
+    const info = await instance.client.startProcess({
+      id,
+      kind: 'agent',
+      command,
+      env: { ...session.request.agentEnv, BERTH_PROMPT: session.request.prompt ?? '' },
+    });
+    return info.id;
+  } catch (err) {
+    if (isAgentctlHttpError(err) && err.status === 400 && /cannot start/.test(err.message)) {
+      const notFound = /ENOENT/.test(err.message);
+      throw new LaunchError(
+        AGENT_START_STAGE,
+        notFound ? 'AgentCommandNotFound' : 'AgentStartFailed',
+        notFound
+          ? `agent '${session.agent}': command '${command[0] ?? ''}' was not found (check agents.${session.agent}.command in berth.yaml and PATH)`
+          : `agent '${session.agent}': cannot start '${command[0] ?? ''}': ${sanitize(err.message)}`,
+        { cause: err },
+      );
+    }
+    throw err;
+  }
+}

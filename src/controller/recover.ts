@@ -1,0 +1,91 @@
+/**
+ * Recovery of one session after a controller restart (or before a resume): ready rows are
+ * reconnected (the agent is not started twice), provisional rows (a launch cut short) are cleaned up
+ * by what they recorded, and the session ends ready, stopped or failed with a clear message.
+ * @module
+ */
+import { isProvisionalState, type SessionRecord } from '../inventory/index.js';
+import { errorMessage } from '../shared/errors.js';
+import { sanitize } from '../shared/sanitize.js';
+import { diagnostic, secretIds, setSessionState, type ManagerContext } from './context.js';
+import { LAUNCH_KIND_KEY, SessionLaunch } from './launch.js';
+import { failOpenStages } from './stages.js';
+
+export async function recoverSession(ctx: ManagerContext, session: SessionRecord, opts: { force: boolean }): Promise<void> {
+  const id = session.id;
+  const row = ctx.store.getRuntime(id);
+
+  if (session.state === 'removing') {
+    setSessionState(ctx, id, 'failed', { message: 'remove was interrupted by a controller restart; run remove again', stage: null });
+    return;
+  }
+
+  if (!row) {
+    if (session.state === 'launching') {
+      const executorName = ctx.config.profiles[session.executor]?.executor ?? session.executor;
+      try {
+        await ctx.executors.get(executorName)?.removeUnrecorded?.(id);
+      } catch (err) {
+        diagnostic(ctx, id, 'CleanupFailed', sanitize(errorMessage(err)));
+      }
+      interrupted(ctx, session, 'launch was interrupted by a controller restart before anything was recorded; nothing is left running (resume to launch again)');
+    } else if (session.state === 'ready' || session.state === 'stopping') {
+      setSessionState(ctx, id, 'failed', { message: 'no runtime record found after a controller restart (resume to launch again)', stage: null });
+    }
+    return;
+  }
+
+  const executor = ctx.executors.get(row.executor);
+  if (!executor) {
+    setSessionState(ctx, id, 'failed', { message: `executor '${row.executor}' is not configured any more; cannot recover`, stage: null });
+    return;
+  }
+  const identity = { instanceId: row.instanceId, sessionId: id, taskId: id, environmentId: id };
+
+  if (isProvisionalState(row.state)) {
+    const fresh = row.metadata[LAUNCH_KIND_KEY] !== 'revive';
+    try {
+      await executor.stopInstance({ identity, metadata: row.metadata }, { destroy: fresh, reason: 'recover_provisional' });
+      if (fresh) {
+        const ids = secretIds(row.instanceId);
+        ctx.store.deleteSecret(ids.authToken);
+        ctx.store.deleteSecret(ids.bootstrapNonce);
+        ctx.store.releaseRuntime(id, row.instanceId, row.updatedAt);
+      } else {
+        ctx.store.upsertRuntime({ ...row, state: 'stopped' });
+      }
+    } catch (err) {
+      const message = sanitize(errorMessage(err));
+      diagnostic(ctx, id, 'RollbackIncomplete', message);
+      setSessionState(ctx, id, 'failed', {
+        message: `${fresh ? 'launch' : 'resume'} was interrupted at checkpoint ${row.state} and its cleanup failed: ${message} (remove with force)`,
+        stage: null,
+      });
+      if (opts.force) throw err;
+      return;
+    }
+    interrupted(
+      ctx,
+      session,
+      fresh
+        ? `launch was interrupted by a controller restart at checkpoint ${row.state}; everything it created was removed (resume to launch again)`
+        : `resume was interrupted by a controller restart at checkpoint ${row.state}; agentctl was stopped, the workspace kept (resume again)`,
+    );
+    return;
+  }
+
+  if (row.state === 'ready') {
+    await new SessionLaunch(ctx, session, { kind: 'revive', row }, row.executor, new AbortController().signal).run();
+    return;
+  }
+
+  // `stopped` (or `failed`): nothing runs; settle a stop that the restart interrupted
+  if (session.state === 'stopping' || session.state === 'ready' || session.state === 'launching') {
+    setSessionState(ctx, id, 'stopped', null);
+  }
+}
+
+function interrupted(ctx: ManagerContext, session: SessionRecord, message: string): void {
+  ctx.store.updateSession(session.id, { stages: failOpenStages(session.stages, new Date(), 'interrupted by a controller restart') });
+  setSessionState(ctx, session.id, 'failed', { message, stage: session.stages.find((s) => s.endedAt === null)?.name ?? null });
+}

@@ -1,0 +1,169 @@
+/**
+ * The contract every executor (local, later Kubernetes) implements, in the spirit of the spec's §1
+ * table: create an instance (fresh or reconnect), stop (keep or destroy), refresh a dead connection,
+ * report status, close. The manager owns inventory rows and secrets; an executor reports what it
+ * created through the two inventory callbacks and never persists anything itself.
+ * @module
+ */
+import type { ControlClient } from '../client/control.js';
+import type { InstanceClient } from '../client/instance.js';
+
+/** A launch stage as reported by an executor (the manager turns these into StageRecords and events). */
+export interface StageEvent {
+  /** Stage name, e.g. `workspace`, `agentctl_start`, `agentctl_connect` (local) or `storage`, `pod_ready` (Kubernetes). */
+  stage: string;
+  status: 'running' | 'waiting' | 'succeeded' | 'failed';
+  at: Date;
+  /** While waiting or after failing: a short machine-readable reason (`CloneFailed`, `AgentctlExited` …). */
+  reason?: string;
+  /** Human-readable detail; never contains secrets. */
+  message?: string;
+}
+
+/** Who an instance belongs to (spec §3.3 identity). */
+export interface InstanceIdentity {
+  /** The agentctl instance id; also the runtime row's instance id. */
+  instanceId: string;
+  sessionId: string;
+  /** The task the session works on (Berth: one task per session, so the session id). */
+  taskId: string;
+  /** Environment (workspace) id; local: the session id. */
+  environmentId: string;
+}
+
+export interface RepositorySpec {
+  /** A clone URL (file://, git://, https://, ssh) … */
+  url?: string;
+  /** … or a local repository path. */
+  path?: string;
+  branch?: string;
+}
+
+/** The executor profile as resolved at launch (recorded so a reconnect uses the same settings). */
+export interface ExecutorProfileSnapshot {
+  /** Name of the executor entry in the config. */
+  executor: string;
+  type: 'local' | 'kubernetes';
+  /** Executor settings that matter for reconnect (e.g. the agentctl path). Never secrets. */
+  settings: Readonly<Record<string, string>>;
+  /** Profile environment (on top of the request env). */
+  env: Readonly<Record<string, string>>;
+}
+
+/** The two secrets that let a controller reconnect to an instance; revealed by the manager from the encrypted store. */
+export interface InstanceSecrets {
+  /** The bearer token agentctl returned from the handshake. */
+  authToken: string;
+  /** The one-shot bootstrap nonce agentctl was started with (re-used when agentctl must be restarted). */
+  bootstrapNonce: string;
+}
+
+/** A durable checkpoint: the executor's provisional state plus what it has created so far. */
+export interface RuntimeCheckpoint {
+  /** Executor-defined provisional state (`workspace_created`, `agentctl_started` …); never `ready`. */
+  state: string;
+  /** Persistable metadata (string values; secret values are filtered out by the inventory). */
+  metadata: Readonly<Record<string, string>>;
+}
+
+export interface CreateInstanceRequest {
+  identity: InstanceIdentity;
+  repository: RepositorySpec;
+  /** Environment of every process in the instance (request env + profile env). */
+  env: Readonly<Record<string, string>>;
+  /** Approved secret env, values resolved by the manager; handed to agentctl, never persisted. */
+  secretEnv: Readonly<Record<string, string>>;
+  profile: ExecutorProfileSnapshot;
+  /**
+   * Set to reconnect to (or revive) a recorded instance: the runtime row's metadata and the revealed
+   * secrets. Absent for a fresh launch.
+   */
+  previous?: { metadata: Readonly<Record<string, string>>; secrets: InstanceSecrets };
+  /** Stage start/end/waiting notifications. Must not throw. */
+  onStage: (event: StageEvent) => void;
+  /**
+   * Durably records a checkpoint; called right after each external side effect (spec §4.1). A
+   * rejection fails the launch (and triggers rollback).
+   */
+  checkpointRuntimeInventory: (checkpoint: RuntimeCheckpoint) => Promise<void>;
+  /** Deletes the provisional row after a successful rollback of a fresh launch (spec §4.9). */
+  releaseRuntimeInventory?: () => Promise<void>;
+  /** Aborts the launch (rollback still runs, under its own deadline). */
+  signal?: AbortSignal;
+}
+
+/** A connected instance. */
+export interface ExecutorInstance {
+  identity: InstanceIdentity;
+  executor: string;
+  /** Where the repository lives, as agent processes see it. */
+  workspacePath: string;
+  /** Persistable metadata at `ready` (what a reconnect or a stop after restart needs). */
+  metadata: Readonly<Record<string, string>>;
+  /** Handed to the manager for the encrypted store; never logged. */
+  secrets: InstanceSecrets;
+  control: ControlClient;
+  client: InstanceClient;
+  /** True when this call (re)started agentctl or created the workspace, false on a pure reconnect. */
+  revived: boolean;
+}
+
+/** What a stop needs: a live instance or only the recorded inventory (a stop after a controller restart). */
+export interface StopTarget {
+  identity: InstanceIdentity;
+  metadata: Readonly<Record<string, string>>;
+  /** A live control client, when connected. */
+  control?: ControlClient;
+}
+
+export interface StopOptions {
+  /** Also remove the workspace (and everything else the instance owns). */
+  destroy: boolean;
+  /** Why (logged; e.g. `user_stop`, `session_removed`, `rollback`). */
+  reason: string;
+}
+
+export type InstanceLiveness = 'running' | 'unreachable' | 'stopped' | 'missing';
+
+export interface InstanceStatus {
+  liveness: InstanceLiveness;
+  /** Human-readable detail (which pid, which port …). */
+  detail: string;
+}
+
+export interface Executor {
+  readonly name: string;
+  /** Fresh launch, or (with `req.previous`) reconnect/revive. Throws a LaunchError naming the failed stage. */
+  createInstance(req: CreateInstanceRequest): Promise<ExecutorInstance>;
+  /** Stops agentctl and its processes; with `destroy` also removes the workspace. Idempotent. */
+  stopInstance(target: StopTarget, opts: StopOptions): Promise<void>;
+  /** Re-establishes a dead connection to a running instance (no new side effects unless agentctl died). */
+  refreshInstance(instance: ExecutorInstance, req: Pick<CreateInstanceRequest, 'onStage' | 'checkpointRuntimeInventory' | 'secretEnv' | 'env'>): Promise<ExecutorInstance>;
+  /** A cheap liveness check from the recorded metadata (no polling loops). */
+  status(target: StopTarget): Promise<InstanceStatus>;
+  /** Drops local connections; running instances keep running. */
+  close(): Promise<void>;
+  /**
+   * Removes what a launch may have created before its first checkpoint, when the executor can find it
+   * without a record (local: the session's own workspace dir). Optional.
+   */
+  removeUnrecorded?(sessionId: string): Promise<void>;
+}
+
+/** Thrown when a launch stage fails; `stage` is the failure site. Rollback errors ride along in `rollbackErrors`. */
+export class LaunchError extends Error {
+  override readonly name = 'LaunchError';
+  rollbackErrors: unknown[] = [];
+  constructor(
+    readonly stage: string,
+    readonly reason: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export function isLaunchError(err: unknown): err is LaunchError {
+  return err instanceof Error && err.name === 'LaunchError' && typeof (err as LaunchError).stage === 'string';
+}

@@ -1,0 +1,44 @@
+/**
+ * Connecting to a local agentctl: wait for /health (with backoff, failing fast when the process
+ * exits), then build a control client.
+ * @module
+ */
+import { ControlClient } from '../../client/index.js';
+
+const LOOPBACK = '127.0.0.1';
+
+export function controlClient(port: number, token?: string): ControlClient {
+  return new ControlClient({ baseUrl: `http://${LOOPBACK}:${port}`, timeoutMs: 10_000, ...(token !== undefined ? { token } : {}) });
+}
+
+/** One cheap health probe (no retries). */
+export async function probeControl(port: number, timeoutMs = 1500): Promise<boolean> {
+  try {
+    await controlClient(port).health({ timeoutMs, signal: AbortSignal.timeout(timeoutMs) });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Polls /health until it answers. Rejects with the exit description when `exited` resolves first,
+ * or after `timeoutMs`.
+ */
+export async function waitHealthy(
+  port: number,
+  opts: { timeoutMs: number; exited?: Promise<string>; signal?: AbortSignal },
+): Promise<void> {
+  let exitedWith: string | null = null;
+  void opts.exited?.then((d) => (exitedWith = d));
+  const deadline = Date.now() + opts.timeoutMs;
+  let delay = 25;
+  for (;;) {
+    opts.signal?.throwIfAborted();
+    if (await probeControl(port, 1000)) return;
+    if (exitedWith !== null) throw new Error(`agentctl exited before it answered (${exitedWith})`);
+    if (Date.now() > deadline) throw new Error(`agentctl did not answer on 127.0.0.1:${port} within ${opts.timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, delay));
+    delay = Math.min(delay * 2, 500);
+  }
+}

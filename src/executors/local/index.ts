@@ -1,0 +1,7 @@
+/**
+ * The local executor: a workspace directory under the data dir and a detached local agentctl.
+ * @module
+ */
+export { LocalExecutor, type LocalExecutorOptions } from './executor.js';
+export { STAGE as LOCAL_STAGES, CHECKPOINT as LOCAL_CHECKPOINTS, META as LOCAL_METADATA_KEYS, OWNER_ENV } from './constants.js';
+export { decodeLocalMetadata, type LocalMetadata } from './metadata.js';

@@ -1,0 +1,308 @@
+/**
+ * Launch objects of the local executor: one method per stage, a record of what *this* launch
+ * created, and a rollback that removes exactly that (spec §4, STYLE E7).
+ * @module
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ControlClient, InstanceClient } from '../../client/index.js';
+import { isAgentctlHttpError } from '../../client/index.js';
+import { errorMessage, withRollbackErrors } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+import { sanitize } from '../../shared/sanitize.js';
+import type { CreateInstanceRequest, ExecutorInstance, InstanceSecrets } from '../executor.js';
+import { isLaunchError, LaunchError } from '../executor.js';
+import { agentctlLogTail, spawnAgentctl, stopAgentctl, type AgentctlProcess } from './agentctl-process.js';
+import { controlClient, waitHealthy } from './connect.js';
+import { CHECKPOINT, FILES, OWNER_ENV, STAGE } from './constants.js';
+import { decodeLocalMetadata, encodeLocalMetadata, type LocalMetadata } from './metadata.js';
+import { isOurProcess } from './proc.js';
+import { cloneRepository, removeSessionDir, validateRepository } from './workspace.js';
+
+/** Rollback gets its own deadline, independent of the caller's signal (spec §4.9). */
+const ROLLBACK_TIMEOUT_MS = 30_000;
+
+export interface LaunchContext {
+  req: CreateInstanceRequest;
+  executorName: string;
+  sessionDir: string;
+  agentctlPath: string;
+  baseEnv: NodeJS.ProcessEnv;
+  healthTimeoutMs: number;
+  log: Logger;
+}
+
+abstract class LocalLaunchBase {
+  protected meta: LocalMetadata;
+  /** What this launch started (and therefore may stop on rollback). */
+  protected startedAgentctl: AgentctlProcess | null = null;
+  protected control: ControlClient | null = null;
+  protected client: InstanceClient | null = null;
+  protected token: string | null = null;
+
+  constructor(protected readonly ctx: LaunchContext) {
+    const { identity } = ctx.req;
+    this.meta = {
+      instanceId: identity.instanceId,
+      sessionDir: ctx.sessionDir,
+      workspacePath: join(ctx.sessionDir, FILES.repo),
+      workspaceCreated: false,
+      launchKind: 'fresh',
+      agentctlPath: ctx.agentctlPath,
+      agentctlPid: null,
+      agentctlProcStart: null,
+      controlPort: null,
+      instancePort: null,
+    };
+  }
+
+  protected get owner(): string {
+    return `${this.meta.sessionDir}#${this.meta.instanceId}`;
+  }
+
+  /** Runs one stage with start/end notifications; any failure becomes a LaunchError naming the stage. */
+  protected async stage<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const { onStage } = this.ctx.req;
+    onStage({ stage: name, status: 'running', at: new Date() });
+    try {
+      const out = await fn();
+      onStage({ stage: name, status: 'succeeded', at: new Date() });
+      return out;
+    } catch (err) {
+      const launchErr = isLaunchError(err)
+        ? err
+        : new LaunchError(name, 'Error', `${name}: ${sanitize(errorMessage(err))}`, { cause: err });
+      onStage({ stage: name, status: 'failed', at: new Date(), reason: launchErr.reason, message: launchErr.message });
+      throw launchErr;
+    }
+  }
+
+  protected checkpoint(state: string): Promise<void> {
+    return this.ctx.req.checkpointRuntimeInventory({ state, metadata: encodeLocalMetadata(this.meta, state) });
+  }
+
+  /** Starts agentctl with `nonce` and records it (pid, ports) the moment it exists. */
+  protected async startAgentctl(nonce: string): Promise<void> {
+    const proc = await spawnAgentctl({
+      agentctlPath: this.ctx.agentctlPath,
+      sessionDir: this.meta.sessionDir,
+      nonce,
+      owner: this.owner,
+      baseEnv: this.ctx.baseEnv,
+    });
+    this.startedAgentctl = proc;
+    this.meta = { ...this.meta, agentctlPid: proc.pid, agentctlProcStart: proc.procStart, controlPort: proc.controlPort, instancePort: null };
+    await this.checkpoint(CHECKPOINT.agentctlStarted);
+  }
+
+  /** Waits for the agentctl this launch started, trades the nonce for a token, creates the instance. */
+  protected async connectStarted(nonce: string): Promise<void> {
+    const proc = this.startedAgentctl;
+    if (proc === null) throw new Error('connect before start');
+    try {
+      await waitHealthy(proc.controlPort, { timeoutMs: this.ctx.healthTimeoutMs, exited: proc.exited, signal: this.ctx.req.signal });
+    } catch (err) {
+      const tail = agentctlLogTail(this.meta.sessionDir);
+      throw new LaunchError(STAGE.agentctlConnect, 'AgentctlUnhealthy', `agentctl_connect: ${errorMessage(err)}${tail ? ` (log: ${tail})` : ''}`, { cause: err });
+    }
+    const control = controlClient(proc.controlPort);
+    this.control = control;
+    this.token = await control.handshake(nonce, { signal: this.ctx.req.signal });
+    await this.createAgentctlInstance(control);
+  }
+
+  protected async createAgentctlInstance(control: ControlClient): Promise<void> {
+    const { identity } = this.ctx.req;
+    const info = await control.createInstance(
+      {
+        id: identity.instanceId,
+        workspace_path: this.meta.workspacePath,
+        env: this.instanceEnv(),
+        labels: { session_id: identity.sessionId, task_id: identity.taskId, environment_id: identity.environmentId },
+      },
+      { signal: this.ctx.req.signal },
+    );
+    const client = control.instance(info);
+    await client.health({ signal: this.ctx.req.signal });
+    this.client = client;
+    this.meta = { ...this.meta, instancePort: info.port };
+    await this.checkpoint(CHECKPOINT.agentctlConnected);
+  }
+
+  protected instanceEnv(): Record<string, string> {
+    const { req } = this.ctx;
+    return {
+      ...req.profile.env,
+      ...req.env,
+      ...req.secretEnv,
+      BERTH_SESSION_ID: req.identity.sessionId,
+      BERTH_WORKSPACE: this.meta.workspacePath,
+    };
+  }
+
+  protected instance(secrets: InstanceSecrets, revived: boolean): ExecutorInstance {
+    if (this.control === null || this.client === null) throw new Error('launch is not connected');
+    return {
+      identity: this.ctx.req.identity,
+      executor: this.ctx.executorName,
+      workspacePath: this.meta.workspacePath,
+      metadata: encodeLocalMetadata(this.meta, 'ready'),
+      secrets,
+      control: this.control,
+      client: this.client,
+      revived,
+    };
+  }
+
+  /** Stops the agentctl this launch started (if it is still ours). */
+  protected async stopStartedAgentctl(): Promise<void> {
+    const proc = this.startedAgentctl;
+    if (proc === null) return;
+    await stopAgentctl({ pid: proc.pid, procStart: proc.procStart, owner: this.owner });
+  }
+}
+
+/** A fresh launch: workspace → agentctl_start → agentctl_connect. */
+export class FreshLaunch extends LocalLaunchBase {
+  #createdSessionDir = false;
+  readonly #nonce = randomBytes(32).toString('hex');
+
+  async launch(): Promise<ExecutorInstance> {
+    try {
+      await this.stage(STAGE.workspace, () => this.#provisionWorkspace());
+      await this.stage(STAGE.agentctlStart, () => this.startAgentctl(this.#nonce));
+      await this.stage(STAGE.agentctlConnect, () => this.connectStarted(this.#nonce));
+      // `ready` is written by the manager once the token and nonce are stored (spec §4.8).
+      return this.instance({ authToken: this.token ?? '', bootstrapNonce: this.#nonce }, true);
+    } catch (err) {
+      throw await this.#rollback(err);
+    }
+  }
+
+  async #provisionWorkspace(): Promise<void> {
+    // Validate before creating anything: a bad repository needs no rollback.
+    validateRepository(this.ctx.req.repository);
+    if (existsSync(this.meta.sessionDir)) {
+      // A fresh launch only happens without a runtime row: whatever is here is a leftover of this session.
+      await removeSessionDir(this.meta.sessionDir);
+    }
+    mkdirSync(this.meta.sessionDir, { recursive: true, mode: 0o700 });
+    this.#createdSessionDir = true;
+    this.meta = { ...this.meta, workspaceCreated: true, launchKind: 'fresh' };
+    await this.checkpoint(CHECKPOINT.workspaceCreated);
+    await cloneRepository(this.ctx.req.repository, this.meta.workspacePath, this.ctx.req.signal);
+  }
+
+  async #rollback(launchErr: unknown): Promise<Error> {
+    const err = launchErr instanceof Error ? launchErr : new Error(String(launchErr));
+    const errors: unknown[] = [];
+    const deadline = AbortSignal.timeout(ROLLBACK_TIMEOUT_MS);
+    try {
+      await this.stopStartedAgentctl();
+    } catch (e) {
+      errors.push(e);
+    }
+    if (this.#createdSessionDir && errors.length === 0 && !deadline.aborted) {
+      try {
+        await removeSessionDir(this.meta.sessionDir);
+      } catch (e) {
+        errors.push(e);
+      }
+    }
+    // The provisional row is released only when everything it records is gone (spec §4.9).
+    if (errors.length === 0 && this.ctx.req.releaseRuntimeInventory) {
+      try {
+        await this.ctx.req.releaseRuntimeInventory();
+      } catch (e) {
+        errors.push(e);
+      }
+    }
+    if (errors.length > 0) this.ctx.log.warn({ session: this.ctx.req.identity.sessionId, errors: errors.map(errorMessage) }, 'rollback incomplete');
+    if (isLaunchError(err)) err.rollbackErrors = errors;
+    return withRollbackErrors(err, errors);
+  }
+}
+
+/**
+ * Reconnect or revive a recorded instance: try the recorded agentctl with the recorded token; if it
+ * is gone, start it again with the recorded nonce and re-create the instance with the same id.
+ */
+export class ReviveLaunch extends LocalLaunchBase {
+  readonly #previous: NonNullable<CreateInstanceRequest['previous']>;
+
+  constructor(ctx: LaunchContext & { previous: NonNullable<CreateInstanceRequest['previous']> }) {
+    super(ctx);
+    this.#previous = ctx.previous;
+    const recorded = decodeLocalMetadata(ctx.previous.metadata);
+    if (recorded.instanceId !== ctx.req.identity.instanceId) {
+      throw new LaunchError('initialize', 'InstanceMismatch', `local executor: recorded instance ${recorded.instanceId} is not ${ctx.req.identity.instanceId}`);
+    }
+    this.meta = { ...recorded, launchKind: 'revive', agentctlPath: ctx.agentctlPath };
+  }
+
+  async launch(): Promise<ExecutorInstance> {
+    const { secrets } = this.#previous;
+    try {
+      await this.stage(STAGE.workspace, async () => {
+        if (!existsSync(this.meta.workspacePath)) {
+          throw new LaunchError(STAGE.workspace, 'WorkspaceMissing', `workspace: ${this.meta.workspacePath} no longer exists (remove the session and launch again)`);
+        }
+      });
+      if (await this.#tryRecorded(secrets.authToken)) {
+        return this.instance({ ...secrets, authToken: this.token ?? secrets.authToken }, false);
+      }
+      await this.stage(STAGE.agentctlStart, () => this.startAgentctl(secrets.bootstrapNonce));
+      await this.stage(STAGE.agentctlConnect, () => this.connectStarted(secrets.bootstrapNonce));
+      return this.instance({ authToken: this.token ?? '', bootstrapNonce: secrets.bootstrapNonce }, true);
+    } catch (err) {
+      // Keep the workspace: a failed revive only stops what it started.
+      const errors: unknown[] = [];
+      try {
+        await this.stopStartedAgentctl();
+      } catch (e) {
+        errors.push(e);
+      }
+      const e = err instanceof Error ? err : new Error(String(err));
+      if (isLaunchError(e)) e.rollbackErrors = errors;
+      throw withRollbackErrors(e, errors);
+    }
+  }
+
+  /** Reconnects to the recorded agentctl when it is alive and ours; stops it when it is ours but unusable. */
+  async #tryRecorded(token: string): Promise<boolean> {
+    const { agentctlPid: pid, controlPort: port } = this.meta;
+    if (pid === null || port === null) return false;
+    const owned = { env: OWNER_ENV, value: this.owner, procStart: this.meta.agentctlProcStart };
+    if (!isOurProcess(pid, owned)) return false;
+    return this.stage(STAGE.agentctlConnect, async () => {
+      const control = controlClient(port, token);
+      try {
+        await waitHealthy(port, { timeoutMs: 3000, signal: this.ctx.req.signal });
+        let info;
+        try {
+          info = await control.getInstance(this.meta.instanceId, { signal: this.ctx.req.signal });
+        } catch (err) {
+          if (!(isAgentctlHttpError(err) && err.status === 404)) throw err;
+          this.control = control;
+          this.token = token;
+          await this.createAgentctlInstance(control);
+          return true;
+        }
+        this.control = control;
+        this.token = token;
+        this.client = control.instance(info);
+        await this.client.health({ signal: this.ctx.req.signal });
+        this.meta = { ...this.meta, instancePort: info.port };
+        return true;
+      } catch (err) {
+        // Alive but unusable (token rejected, hung): stop it and start a fresh one with the nonce.
+        this.ctx.log.warn({ session: this.ctx.req.identity.sessionId, pid, err: sanitize(errorMessage(err)) }, 'recorded agentctl unusable; restarting it');
+        await stopAgentctl({ pid, procStart: this.meta.agentctlProcStart, owner: this.owner });
+        this.control = null;
+        this.client = null;
+        return false;
+      }
+    });
+  }
+}

@@ -1,0 +1,255 @@
+/**
+ * Pure mapping between inventory rows (SQLite shapes) and domain records, plus the filter that decides
+ * which runtime metadata keys may be persisted. No I/O here.
+ * @module
+ */
+import { z } from 'zod';
+import { InventoryCorruptError } from './errors.js';
+
+/** A launch stage as persisted (structurally the controller's `StageRecord`). */
+export interface PersistedStage {
+  name: string;
+  status: 'running' | 'waiting' | 'succeeded' | 'failed';
+  startedAt: string;
+  endedAt: string | null;
+  durationMs: number | null;
+  reason: string | null;
+  message: string | null;
+}
+
+export interface PersistedRepository {
+  url?: string;
+  path?: string;
+  branch?: string;
+}
+
+export interface SessionRequestData {
+  env: Record<string, string>;
+  /** Names of approved secrets only; values are never stored here. */
+  secretEnv: string[];
+  prompt: string | null;
+  /** Snapshot of the agent profile at launch (argv after prompt substitution, env; never secrets). */
+  agentCommand: string[];
+  agentEnv: Record<string, string>;
+  /** Snapshot of the executor profile env at launch. */
+  profileEnv: Record<string, string>;
+}
+
+export interface SessionRecord {
+  id: string;
+  name: string | null;
+  executor: string;
+  agent: string;
+  repository: PersistedRepository;
+  request: SessionRequestData;
+  state: string;
+  error: { message: string; stage: string | null } | null;
+  stages: PersistedStage[];
+  workspacePath: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Metadata of a runtime row: string values only, filtered by {@link filterPersistentMetadata}. */
+export type RuntimeMetadata = Record<string, string>;
+
+export interface RuntimeRecord {
+  sessionId: string;
+  instanceId: string;
+  executor: string;
+  /** Checkpoint state (`workspace_created`, `agentctl_started` …), then `ready`, `stopped` or `failed`. */
+  state: string;
+  metadata: RuntimeMetadata;
+  stages: PersistedStage[];
+  /** Secret references: a name (e.g. `AGENTCTL_AUTH_TOKEN`) → the id of an encrypted secret. */
+  secretRefs: Record<string, string>;
+  createdAt: string;
+  /** The compare-and-swap version of the row. */
+  updatedAt: string;
+}
+
+export interface SessionRow {
+  id: string;
+  name: string | null;
+  executor: string;
+  agent: string;
+  repository: string;
+  request: string;
+  state: string;
+  error: string | null;
+  stages: string;
+  workspace_path: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RuntimeRow {
+  session_id: string;
+  instance_id: string;
+  executor: string;
+  state: string;
+  metadata: string;
+  stages: string;
+  secret_refs: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Runtime states that end a launch; everything else is a provisional checkpoint. */
+export const FINAL_RUNTIME_STATES = ['ready', 'stopped', 'failed'] as const;
+
+export function isProvisionalState(state: string): boolean {
+  return !(FINAL_RUNTIME_STATES as readonly string[]).includes(state);
+}
+
+/** Prefix of metadata keys naming a secret reference (spec Appendix B). */
+export const SECRET_ID_KEY_PREFIX = 'env_secret_id_';
+
+/**
+ * Metadata keys that may be persisted, per executor (prefix match). Anything else is dropped, so a
+ * raw token that slips into the metadata map never reaches the database.
+ */
+const PERSISTABLE_KEY_PREFIXES = ['local_', 'kubernetes_', SECRET_ID_KEY_PREFIX] as const;
+const PERSISTABLE_KEYS = new Set([
+  'inventory_state',
+  'launch_kind',
+  'agentctl_instance_id',
+  'agent_process_id',
+  'executor_id',
+  'executor_profile_id',
+  'is_remote',
+  'cleanup_script',
+]);
+/** Key fragments that mark a value as secret even under an allowed prefix. */
+const SECRET_KEY_FRAGMENTS = ['token', 'nonce', 'password', 'secret', 'credential', 'private_key', 'api_key'];
+
+/** Keeps only persistable metadata keys with string values (spec §4.1: "a raw secret in the metadata is not persisted"). */
+export function filterPersistentMetadata(metadata: Readonly<Record<string, unknown>>): RuntimeMetadata {
+  const out: RuntimeMetadata = {};
+  for (const [key, value] of Object.entries(metadata)) {
+    if (typeof value !== 'string') continue;
+    if (!isPersistableKey(key)) continue;
+    out[key] = value;
+  }
+  return out;
+}
+
+export function isPersistableKey(key: string): boolean {
+  if (key.startsWith(SECRET_ID_KEY_PREFIX)) return /^env_secret_id_[A-Z0-9_]+$/.test(key);
+  const lower = key.toLowerCase();
+  if (SECRET_KEY_FRAGMENTS.some((f) => lower.includes(f))) return false;
+  return PERSISTABLE_KEYS.has(key) || PERSISTABLE_KEY_PREFIXES.some((p) => key.startsWith(p));
+}
+
+const StageSchema = z.object({
+  name: z.string(),
+  status: z.enum(['running', 'waiting', 'succeeded', 'failed']),
+  startedAt: z.string(),
+  endedAt: z.string().nullable(),
+  durationMs: z.number().nullable(),
+  reason: z.string().nullable(),
+  message: z.string().nullable(),
+});
+const StagesSchema = z.array(StageSchema);
+const RepositorySchema = z.object({ url: z.string().optional(), path: z.string().optional(), branch: z.string().optional() });
+const RequestSchema = z.object({
+  env: z.record(z.string(), z.string()),
+  secretEnv: z.array(z.string()),
+  prompt: z.string().nullable(),
+  agentCommand: z.array(z.string()),
+  agentEnv: z.record(z.string(), z.string()),
+  profileEnv: z.record(z.string(), z.string()),
+});
+const ErrorSchema = z.object({ message: z.string(), stage: z.string().nullable() }).nullable();
+const StringMapSchema = z.record(z.string(), z.string());
+
+function decode<T>(schema: z.ZodType<T>, text: string, table: string, key: string, column: string): T {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new InventoryCorruptError(table, key, `${column}: not JSON`);
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new InventoryCorruptError(table, key, `${column}${issue ? `.${issue.path.join('.')}: ${issue.message}` : ''}`);
+  }
+  return parsed.data;
+}
+
+export function sessionFromRow(row: SessionRow): SessionRecord {
+  const t = 'sessions';
+  return {
+    id: row.id,
+    name: row.name,
+    executor: row.executor,
+    agent: row.agent,
+    repository: decode(RepositorySchema, row.repository, t, row.id, 'repository'),
+    request: decode(RequestSchema, row.request, t, row.id, 'request'),
+    state: row.state,
+    error: row.error === null ? null : decode(ErrorSchema, row.error, t, row.id, 'error'),
+    stages: decode(StagesSchema, row.stages, t, row.id, 'stages'),
+    workspacePath: row.workspace_path,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export function sessionToRow(record: SessionRecord): SessionRow {
+  return {
+    id: record.id,
+    name: record.name,
+    executor: record.executor,
+    agent: record.agent,
+    repository: JSON.stringify(record.repository),
+    request: JSON.stringify(record.request),
+    state: record.state,
+    error: record.error === null ? null : JSON.stringify(record.error),
+    stages: JSON.stringify(record.stages),
+    workspace_path: record.workspacePath,
+    created_at: record.createdAt,
+    updated_at: record.updatedAt,
+  };
+}
+
+export function runtimeFromRow(row: RuntimeRow): RuntimeRecord {
+  const t = 'runtime_inventory';
+  return {
+    sessionId: row.session_id,
+    instanceId: row.instance_id,
+    executor: row.executor,
+    state: row.state,
+    metadata: filterPersistentMetadata(decode(StringMapSchema, row.metadata, t, row.session_id, 'metadata')),
+    stages: decode(StagesSchema, row.stages, t, row.session_id, 'stages'),
+    secretRefs: decode(StringMapSchema, row.secret_refs, t, row.session_id, 'secret_refs'),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** The row for a record; metadata goes through the persistable-key filter here, the single write path. */
+export function runtimeToRow(record: RuntimeRecord): RuntimeRow {
+  return {
+    session_id: record.sessionId,
+    instance_id: record.instanceId,
+    executor: record.executor,
+    state: record.state,
+    metadata: JSON.stringify(filterPersistentMetadata(record.metadata)),
+    stages: JSON.stringify(record.stages),
+    secret_refs: JSON.stringify(record.secretRefs),
+    created_at: record.createdAt,
+    updated_at: record.updatedAt,
+  };
+}
+
+/**
+ * The next `updated_at` of a row: now, but strictly after the previous value, so the
+ * compare-and-swap version changes on every write even within one millisecond.
+ */
+export function nextTimestamp(previous: string | null, now: Date): string {
+  if (previous === null) return now.toISOString();
+  const prev = Date.parse(previous);
+  const t = Number.isNaN(prev) || now.getTime() > prev ? now.getTime() : prev + 1;
+  return new Date(t).toISOString();
+}

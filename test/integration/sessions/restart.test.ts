@@ -1,0 +1,141 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Controller } from '../../../src/controller/index.js';
+import { InventoryStore } from '../../../src/inventory/index.js';
+import {
+  agentctlBundle,
+  agentctlPids,
+  cleanup,
+  execText,
+  FAST_AGENT_ENV,
+  killLeftovers,
+  makeRepo,
+  outputSoFar,
+  processesWithCwd,
+  startController,
+  tempDir,
+  waitForOutput,
+} from './helpers.js';
+
+function recordedAgentctlPid(dataDir: string, sessionId: string): number {
+  const store = InventoryStore.open({ dataDir });
+  try {
+    return Number(store.getRuntime(sessionId)?.metadata.local_agentctl_pid);
+  } finally {
+    store.close();
+  }
+}
+
+describe('Controller restart with sessions running', () => {
+  let work: string;
+  let dataDir: string;
+  let agentctl: string;
+  let c: Controller;
+
+  beforeAll(async () => {
+    work = tempDir('restart');
+    dataDir = join(work, 'data');
+    agentctl = agentctlBundle(work);
+    c = await startController(dataDir, agentctl);
+  });
+
+  afterAll(async () => {
+    for (const s of (await c?.list()) ?? []) await c.remove(s.id, { force: true });
+    await c?.close();
+    const leaked = killLeftovers(dataDir);
+    cleanup(work);
+    expect(leaked, 'no agentctl or agent process may outlive its session').toBe(0);
+  });
+
+  it('reconnects to a running agentctl, replays the output and does not start the agent twice; revives a dead agentctl with the recorded nonce', async () => {
+    const a = await c.launch({ repository: { path: makeRepo(work, 'a', 'marker-a') }, env: FAST_AGENT_ENV });
+    const b = await c.launch({ repository: { path: makeRepo(work, 'b', 'marker-b') }, env: FAST_AGENT_ENV });
+    expect((await c.waitUntilSettled(a.id)).state).toBe('ready');
+    expect((await c.waitUntilSettled(b.id)).state).toBe('ready');
+    await waitForOutput(c, a.id, /ready for instructions/);
+    await waitForOutput(c, b.id, /ready for instructions/);
+    await c.sendInput(a.id, 'before restart\n');
+    await waitForOutput(c, a.id, /you said: before restart/);
+    const wsA = (await c.get(a.id)).workspacePath!;
+    const wsB = (await c.get(b.id)).workspacePath!;
+    const pidA = recordedAgentctlPid(dataDir, a.id);
+    const pidB = recordedAgentctlPid(dataDir, b.id);
+
+    // the controller goes away; the detached agentctls keep running
+    await c.close();
+    expect(agentctlPids(dataDir).sort()).toEqual([pidA, pidB].sort());
+    // … and one of them dies while the controller is down
+    process.kill(pidB, 'SIGKILL');
+
+    c = await startController(dataDir, agentctl);
+    const viewA = await c.get(a.id);
+    const viewB = await c.get(b.id);
+    expect(viewA.state).toBe('ready');
+    expect(viewB.state).toBe('ready');
+
+    // A: same agentctl, same agent, full output replayed
+    expect(recordedAgentctlPid(dataDir, a.id)).toBe(pidA);
+    expect(viewA.agentProcess).toMatchObject({ id: 'agent-1', status: 'running' });
+    expect(processesWithCwd(wsA), 'exactly one agent in A').toHaveLength(1);
+    const replay = await outputSoFar(c, a.id);
+    expect(replay).toContain('agent> marker: marker-a');
+    expect(replay).toContain('you said: before restart');
+    await c.sendInput(a.id, 'after restart\n');
+    await waitForOutput(c, a.id, /you said: after restart/);
+
+    // B: agentctl restarted with the recorded nonce, the instance re-created with the same id, one new agent
+    const newPidB = recordedAgentctlPid(dataDir, b.id);
+    expect(newPidB).not.toBe(pidB);
+    expect(viewB.agentProcess?.id).toBe('agent-2');
+    await waitForOutput(c, b.id, /ready for instructions/);
+    expect(processesWithCwd(wsB), 'exactly one agent in B').toHaveLength(1);
+    expect((await execText(c, b.id, ['cat', 'BERTH_MARKER'])).stdout).toBe('marker-b\n');
+
+    const store = InventoryStore.open({ dataDir });
+    try {
+      expect(store.listRuntime().map((r) => [r.sessionId, r.state]).sort()).toEqual([[a.id, 'ready'], [b.id, 'ready']].sort());
+    } finally {
+      store.close();
+    }
+
+    // a second restart right away changes nothing
+    await c.close();
+    c = await startController(dataDir, agentctl);
+    expect((await c.get(a.id)).agentProcess?.id).toBe('agent-1');
+    expect((await c.get(b.id)).agentProcess?.id).toBe('agent-2');
+    expect(agentctlPids(dataDir)).toHaveLength(2);
+    expect(processesWithCwd(wsA)).toHaveLength(1);
+    expect(processesWithCwd(wsB)).toHaveLength(1);
+  });
+
+  it('recovers a stopped session as stopped (nothing started) and resumes it later', async () => {
+    const s = await c.launch({ repository: { path: makeRepo(work, 'c', 'marker-c') }, env: FAST_AGENT_ENV });
+    expect((await c.waitUntilSettled(s.id)).state).toBe('ready');
+    await c.stop(s.id);
+    const before = agentctlPids(dataDir).length;
+    await c.close();
+    c = await startController(dataDir, agentctl);
+    expect((await c.get(s.id)).state).toBe('stopped');
+    expect(agentctlPids(dataDir)).toHaveLength(before);
+    expect((await c.resume(s.id)).state).toBe('ready');
+    await c.remove(s.id);
+  });
+
+  it('revives a session on demand when its agentctl dies while the controller runs', async () => {
+    const s = await c.launch({ repository: { path: makeRepo(work, 'd', 'marker-d') }, env: FAST_AGENT_ENV });
+    const ready = await c.waitUntilSettled(s.id);
+    expect(ready.state).toBe('ready');
+    await waitForOutput(c, s.id, /ready for instructions/);
+    const pid = recordedAgentctlPid(dataDir, s.id);
+    process.kill(pid, 'SIGKILL');
+    // the next call finds agentctl unreachable, revives it with the recorded nonce and runs
+    expect((await execText(c, s.id, ['cat', 'BERTH_MARKER'])).stdout).toBe('marker-d\n');
+    expect(recordedAgentctlPid(dataDir, s.id)).not.toBe(pid);
+    const view = await c.get(s.id);
+    expect(view.state).toBe('ready');
+    expect(view.agentProcess?.id).toBe('agent-2');
+    await waitForOutput(c, s.id, /ready for instructions/);
+    expect(processesWithCwd(ready.workspacePath!)).toHaveLength(1);
+    await c.remove(s.id);
+  });
+});
