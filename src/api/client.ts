@@ -1,0 +1,288 @@
+/**
+ * Typed client for the Berth HTTP API (fetch + WebSocket). Browser-safe: no Node APIs; Node
+ * callers inject a WebSocket factory (the CLI uses `ws`) and find the server with `discovery.ts`.
+ *
+ * @example
+ * const berth = new BerthClient({ baseUrl: 'http://127.0.0.1:7420', token });
+ * const session = await berth.launch({ repository: { path: '/src/app' }, agent: 'demo' });
+ * for await (const e of berth.events(session.id)) console.log(e);
+ * @module
+ */
+import type { z } from 'zod';
+import type { LaunchRequest, SessionEvent, SessionView } from '../controller/service.js';
+import { BerthApiError, ControllerUnreachableError, STATUS_OF } from './errors.js';
+import { apiRoutes } from './routes.js';
+import {
+  ErrorBodySchema,
+  ExecMessageSchema,
+  HealthSchema,
+  LogMessageSchema,
+  SessionEventSchema,
+  SessionListSchema,
+  SessionViewSchema,
+  ShellServerMessageSchema,
+  type Health,
+  type ShellClientMessage,
+} from './schemas.js';
+import { base64ToBytes, bytesToBase64, readNdjson, readSse } from './streams.js';
+
+/** The subset of the WHATWG WebSocket the client uses (the browser's and `ws` both fit). */
+export interface WebSocketLike {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  onopen: ((ev: unknown) => void) | null;
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  onclose: ((ev: { code: number; reason: string }) => void) | null;
+  onerror: ((ev: unknown) => void) | null;
+}
+
+/** Opens a WebSocket; `headers` carries the Authorization header where the runtime allows it. */
+export type WebSocketFactory = (url: string, headers: Record<string, string>) => WebSocketLike;
+
+export interface BerthClientOptions {
+  /** e.g. `http://127.0.0.1:7420` */
+  baseUrl: string;
+  token: string;
+  /** @default globalThis.fetch */
+  fetch?: typeof fetch;
+  /** @default the global WebSocket, with the token passed as `?token=` (browsers cannot set headers) */
+  webSocket?: WebSocketFactory;
+  /** Deadline of unary calls, in ms. @default 120000 */
+  timeoutMs?: number;
+}
+
+/** One chunk of output, decoded. */
+export interface OutputChunk {
+  seq: number;
+  stream: 'stdout' | 'stderr';
+  data: Uint8Array;
+}
+
+export interface ExecParams {
+  argv: string[];
+  cwd?: string;
+  env?: Record<string, string>;
+  /** The whole stdin of the command. */
+  stdin?: Uint8Array;
+}
+
+export interface ExitResult {
+  exitCode: number | null;
+  signal: string | null;
+}
+
+export interface ShellConnection {
+  write(data: Uint8Array): void;
+  resize(rows: number, cols: number): void;
+  close(): void;
+  /** Settles when the shell exits (rejects on an error message or a dropped connection). */
+  readonly done: Promise<ExitResult>;
+}
+
+export class BerthClient {
+  readonly #base: string;
+  readonly #token: string;
+  readonly #fetch: typeof fetch;
+  readonly #ws: WebSocketFactory | undefined;
+  readonly #timeoutMs: number;
+
+  constructor(opts: BerthClientOptions) {
+    if (!opts.baseUrl) throw new TypeError('BerthClient: baseUrl is required');
+    this.#base = opts.baseUrl.replace(/\/+$/, '');
+    this.#token = opts.token;
+    this.#fetch = opts.fetch ?? globalThis.fetch.bind(globalThis);
+    this.#ws = opts.webSocket;
+    this.#timeoutMs = opts.timeoutMs ?? 120_000;
+  }
+
+  health(signal?: AbortSignal): Promise<Health> {
+    return this.#json('GET', apiRoutes.health, HealthSchema, { signal });
+  }
+
+  /** The server's OpenAPI 3.1 document. */
+  async openapi(): Promise<Record<string, unknown>> {
+    const res = await this.#request('GET', apiRoutes.openapi, {});
+    return (await res.json()) as Record<string, unknown>;
+  }
+
+  launch(req: LaunchRequest): Promise<SessionView> {
+    return this.#json('POST', apiRoutes.sessions, SessionViewSchema, { body: req });
+  }
+
+  async list(): Promise<SessionView[]> {
+    return (await this.#json('GET', apiRoutes.sessions, SessionListSchema, {})).sessions;
+  }
+
+  get(id: string): Promise<SessionView> {
+    return this.#json('GET', apiRoutes.session(id), SessionViewSchema, {});
+  }
+
+  stop(id: string): Promise<SessionView> {
+    return this.#json('POST', apiRoutes.stop(id), SessionViewSchema, {});
+  }
+
+  resume(id: string): Promise<SessionView> {
+    return this.#json('POST', apiRoutes.resume(id), SessionViewSchema, {});
+  }
+
+  async remove(id: string, opts: { force?: boolean } = {}): Promise<void> {
+    await this.#request('DELETE', `${apiRoutes.session(id)}${opts.force ? '?force=true' : ''}`, {});
+  }
+
+  /** Live events of one session; the current state and stages come first. Ends when `signal` aborts. */
+  async *events(id: string, opts: { signal?: AbortSignal } = {}): AsyncGenerator<SessionEvent> {
+    const res = await this.#request('GET', apiRoutes.events(id), { signal: opts.signal, stream: true });
+    try {
+      for await (const { data } of readSse(res.body!)) yield SessionEventSchema.parse(JSON.parse(data));
+    } catch (err) {
+      if (opts.signal?.aborted) return;
+      throw err;
+    }
+  }
+
+  /** The agent's output from `from`; with `follow`, until the agent exits. */
+  async *logs(id: string, opts: { from?: number; follow?: boolean; signal?: AbortSignal } = {}): AsyncGenerator<OutputChunk> {
+    const q = new URLSearchParams();
+    if (opts.from !== undefined) q.set('from', String(opts.from));
+    if (opts.follow) q.set('follow', 'true');
+    const qs = q.size > 0 ? `?${q.toString()}` : '';
+    const res = await this.#request('GET', `${apiRoutes.logs(id)}${qs}`, { signal: opts.signal, stream: true });
+    try {
+      for await (const raw of readNdjson(res.body!)) {
+        const m = LogMessageSchema.parse(raw);
+        if (m.type === 'end') return;
+        if (m.type === 'ping') continue;
+        if (m.type === 'error') throw new BerthApiError(STATUS_OF[m.error.code], m.error.code, m.error.message);
+        yield { seq: m.chunk.seq, stream: m.chunk.stream, data: base64ToBytes(m.chunk.data) };
+      }
+    } catch (err) {
+      if (opts.signal?.aborted) return;
+      throw err;
+    }
+  }
+
+  /** Runs a command in the workspace, streaming its output to `onOutput`; resolves with how it ended. */
+  async exec(
+    id: string,
+    params: ExecParams,
+    opts: { onOutput?: (chunk: OutputChunk) => void; signal?: AbortSignal } = {},
+  ): Promise<ExitResult> {
+    const body = {
+      argv: params.argv,
+      ...(params.cwd !== undefined ? { cwd: params.cwd } : {}),
+      ...(params.env !== undefined ? { env: params.env } : {}),
+      ...(params.stdin !== undefined ? { stdin: bytesToBase64(params.stdin) } : {}),
+    };
+    const res = await this.#request('POST', apiRoutes.exec(id), { body, signal: opts.signal, stream: true });
+    for await (const raw of readNdjson(res.body!)) {
+      const m = ExecMessageSchema.parse(raw);
+      switch (m.type) {
+        case 'output':
+          opts.onOutput?.({ seq: m.chunk.seq, stream: m.chunk.stream, data: base64ToBytes(m.chunk.data) });
+          break;
+        case 'exit':
+          return { exitCode: m.exitCode, signal: m.signal };
+        case 'error':
+          throw new BerthApiError(STATUS_OF[m.error.code], m.error.code, m.error.message);
+        case 'ping':
+          break;
+      }
+    }
+    throw new BerthApiError(502, 'internal', 'exec stream ended without an exit status');
+  }
+
+  /** Opens an interactive shell (a PTY in the workspace). */
+  shell(
+    id: string,
+    opts: { rows: number; cols: number; term?: string; onOutput: (chunk: OutputChunk) => void },
+  ): ShellConnection {
+    const q = new URLSearchParams({ rows: String(opts.rows), cols: String(opts.cols) });
+    if (opts.term) q.set('term', opts.term);
+    const url = `${this.#base.replace(/^http/, 'ws')}${apiRoutes.shell(id)}?${q.toString()}`;
+    const ws = this.#ws
+      ? this.#ws(url, { authorization: `Bearer ${this.#token}` })
+      : (new WebSocket(`${url}&token=${encodeURIComponent(this.#token)}`) as unknown as WebSocketLike);
+    const queue: string[] = [];
+    const send = (m: ShellClientMessage): void => {
+      const text = JSON.stringify(m);
+      if (ws.readyState === 1) ws.send(text);
+      else if (ws.readyState === 0) queue.push(text);
+    };
+    const done = new Promise<ExitResult>((resolve, reject) => {
+      let result: ExitResult | undefined;
+      let failure: Error | undefined;
+      ws.onopen = () => {
+        for (const text of queue.splice(0)) ws.send(text);
+      };
+      ws.onmessage = (ev) => {
+        const m = ShellServerMessageSchema.parse(JSON.parse(typeof ev.data === 'string' ? ev.data : String(ev.data)));
+        if (m.type === 'output') opts.onOutput({ seq: m.chunk.seq, stream: m.chunk.stream, data: base64ToBytes(m.chunk.data) });
+        else if (m.type === 'exit') result = { exitCode: m.exitCode, signal: m.signal };
+        else failure = new BerthApiError(STATUS_OF[m.error.code], m.error.code, m.error.message);
+      };
+      ws.onerror = () => {
+        failure ??= new ControllerUnreachableError(this.#base);
+      };
+      ws.onclose = () => {
+        if (result) resolve(result);
+        else reject(failure ?? new BerthApiError(502, 'internal', 'shell connection closed before the shell exited'));
+      };
+    });
+    return {
+      write: (data) => send({ type: 'stdin', data: bytesToBase64(data) }),
+      resize: (rows, cols) => send({ type: 'resize', rows, cols }),
+      close: () => ws.close(1000),
+      done,
+    };
+  }
+
+  async #json<S extends z.ZodType>(
+    method: string,
+    path: string,
+    schema: S,
+    opts: { body?: unknown; signal?: AbortSignal | undefined },
+  ): Promise<z.infer<S>> {
+    const res = await this.#request(method, path, opts);
+    return schema.parse(await res.json());
+  }
+
+  /** Sends a request; throws BerthApiError for non-2xx and ControllerUnreachableError when nothing answers. */
+  async #request(
+    method: string,
+    path: string,
+    opts: { body?: unknown; signal?: AbortSignal | undefined; stream?: boolean },
+  ): Promise<Response> {
+    const url = `${this.#base}${path}`;
+    const signals = [opts.signal, opts.stream ? undefined : AbortSignal.timeout(this.#timeoutMs)].filter(
+      (s): s is AbortSignal => s !== undefined,
+    );
+    let res: Response;
+    try {
+      res = await this.#fetch(url, {
+        method,
+        headers: {
+          authorization: `Bearer ${this.#token}`,
+          ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
+        ...(signals.length > 0 ? { signal: AbortSignal.any(signals) } : {}),
+      });
+    } catch (err) {
+      if ((err as Error).name === 'AbortError' || (err as Error).name === 'TimeoutError') throw err;
+      throw new ControllerUnreachableError(this.#base, { cause: err });
+    }
+    if (!res.ok) {
+      const text = await res.text();
+      let parsed: ReturnType<typeof ErrorBodySchema.safeParse> | undefined;
+      try {
+        parsed = ErrorBodySchema.safeParse(JSON.parse(text));
+      } catch {
+        parsed = undefined;
+      }
+      if (parsed?.success) throw new BerthApiError(res.status, parsed.data.error.code, parsed.data.error.message, parsed.data.error.field);
+      throw new BerthApiError(res.status, res.status === 401 ? 'unauthorized' : 'internal', `HTTP ${res.status}: ${text.slice(0, 200)}`);
+    }
+    return res;
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * The files `berth serve` keeps in the data dir, and how the CLI finds a running server:
+ *  - `serve.lock`: created with O_EXCL, holds the serving pid (one writer per data dir);
+ *  - `api-token`: the bearer token (mode 0600, 256 random bits, new on every start);
+ *  - `serve.json`: `{pid, port, startedAt}` of the running server.
+ * @module
+ */
+import { randomBytes } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+
+export const LOCK_FILE = 'serve.lock';
+export const TOKEN_FILE = 'api-token';
+export const SERVE_INFO_FILE = 'serve.json';
+
+/** Resolves the data dir: the flag, then $BERTH_DATA_DIR, then ~/.local/share/berth (absolute). */
+export function resolveDataDir(flag: string | undefined, env: Readonly<Record<string, string | undefined>>): string {
+  if (flag) return resolve(flag);
+  if (env.BERTH_DATA_DIR) return resolve(env.BERTH_DATA_DIR);
+  return join(env.HOME || homedir(), '.local', 'share', 'berth');
+}
+
+/** Thrown when another live `berth serve` holds the data dir. */
+export class ServeLockedError extends Error {
+  override readonly name = 'ServeLockedError';
+  constructor(
+    readonly dataDir: string,
+    readonly pid: number,
+  ) {
+    super(
+      `another berth serve (pid ${pid}) is already running on data dir ${dataDir}; stop it first or use another --data-dir ` +
+        `(if pid ${pid} is not berth, remove ${dataDir}/${LOCK_FILE})`,
+    );
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes the single-writer lock of `dataDir`; a lock left by a dead process is taken over.
+ * Returns the release function. Throws ServeLockedError while a live server holds it.
+ */
+export function acquireServeLock(dataDir: string): () => void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const path = join(dataDir, LOCK_FILE);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const fd = openSync(path, 'wx', 0o600);
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => {
+        try {
+          if (readFileSync(path, 'utf8').trim() === String(process.pid)) rmSync(path, { force: true });
+        } catch {
+          // already gone
+        }
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    let holder = NaN;
+    try {
+      holder = Number(readFileSync(path, 'utf8').trim());
+    } catch {
+      continue; // removed meanwhile: retry
+    }
+    if (pidAlive(holder)) throw new ServeLockedError(dataDir, holder);
+    // Stale: rename it away atomically so two servers racing for the takeover cannot both win.
+    try {
+      renameSync(path, `${path}.stale-${process.pid}`);
+      rmSync(`${path}.stale-${process.pid}`, { force: true });
+    } catch {
+      // someone else took it over first; the next O_EXCL attempt decides
+    }
+  }
+  throw new Error(`could not take the lock ${path}; remove it if no berth serve is running`);
+}
+
+/** Writes a fresh random token (mode 0600, atomically) and returns it. */
+export function writeApiToken(dataDir: string): string {
+  const token = randomBytes(32).toString('base64url');
+  const path = join(dataDir, TOKEN_FILE);
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${token}\n`, { mode: 0o600 });
+  renameSync(tmp, path);
+  return token;
+}
+
+export const ServeInfoSchema = z.object({
+  pid: z.number().int(),
+  port: z.number().int().min(1).max(65535),
+  startedAt: z.string(),
+});
+export type ServeInfo = z.infer<typeof ServeInfoSchema>;
+
+export function writeServeInfo(dataDir: string, info: ServeInfo): void {
+  const path = join(dataDir, SERVE_INFO_FILE);
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(info)}\n`, { mode: 0o600 });
+  renameSync(tmp, path);
+}
+
+export function removeServeInfo(dataDir: string): void {
+  rmSync(join(dataDir, SERVE_INFO_FILE), { force: true });
+}
+
+/** What a client needs to reach the server of `dataDir`, or null when none is recorded as running. */
+export function discoverServer(dataDir: string): { baseUrl: string; token: string; info: ServeInfo } | null {
+  let info: ServeInfo;
+  let token: string;
+  try {
+    info = ServeInfoSchema.parse(JSON.parse(readFileSync(join(dataDir, SERVE_INFO_FILE), 'utf8')));
+    token = readFileSync(join(dataDir, TOKEN_FILE), 'utf8').trim();
+  } catch {
+    return null;
+  }
+  if (!pidAlive(info.pid)) return null;
+  return { baseUrl: `http://127.0.0.1:${info.port}`, token, info };
+}

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { LaunchValidationError, SessionNotFoundError, SessionStateError } from '../controller/service.js';
+import { HttpError, toErrorResponse } from './error-response.js';
+
+describe('toErrorResponse', () => {
+  it.each([
+    ['SessionNotFoundError', new SessionNotFoundError('s1'), 404, 'not_found'],
+    ['SessionStateError', new SessionStateError('s1', 'stopped', 'exec in', 'resume it'), 409, 'conflict'],
+    ['LaunchValidationError', new LaunchValidationError('repository.url', 'must be a clone URL'), 400, 'bad_request'],
+    ['HttpError', new HttpError('unauthorized', 'no token'), 401, 'unauthorized'],
+    ['an unexpected error', new Error('boom'), 500, 'internal'],
+    ['a thrown string', 'boom', 500, 'internal'],
+  ])('maps %s to %i %s', (_name, err, status, code) => {
+    const r = toErrorResponse(err);
+    expect(r.status).toBe(status);
+    expect(r.body.error.code).toBe(code);
+  });
+
+  it('names the field of a launch validation error', () => {
+    expect(toErrorResponse(new LaunchValidationError('repository.url', 'must be a clone URL')).body.error).toEqual({
+      code: 'bad_request',
+      message: 'repository.url: must be a clone URL',
+      field: 'repository.url',
+    });
+  });
+
+  it('sanitizes the message of an unexpected error', () => {
+    const secret = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789';
+    const { body } = toErrorResponse(new Error(`clone failed: Authorization: Bearer ${secret}`));
+    expect(body.error.message).not.toContain(secret);
+    expect(body.error.message).toContain('clone failed');
+  });
+
+  it('keeps the message of a state error verbatim (it is the contract)', () => {
+    expect(toErrorResponse(new SessionStateError('s1', 'stopped', 'exec in', 'resume it first')).body.error.message).toBe(
+      "cannot exec in session 's1' while it is stopped: resume it first",
+    );
+  });
+});

@@ -1,0 +1,170 @@
+/**
+ * The OpenAPI 3.1 description of the Berth HTTP API, generated from the zod wire schemas
+ * (`z.toJSONSchema`) and the route table, so the document cannot drift from the code.
+ * @module
+ */
+import { z } from 'zod';
+import { ROUTE_TABLE, type Operation } from './routes.js';
+import {
+  ErrorBodySchema,
+  ExecMessageSchema,
+  ExecRequestSchema,
+  HealthSchema,
+  LaunchRequestSchema,
+  LogMessageSchema,
+  SessionEventSchema,
+  SessionListSchema,
+  SessionViewSchema,
+  ShellClientMessageSchema,
+  ShellServerMessageSchema,
+} from './schemas.js';
+
+type JsonObject = Record<string, unknown>;
+
+const COMPONENTS = {
+  LaunchRequest: { schema: LaunchRequestSchema, io: 'input' },
+  SessionView: SessionViewSchema,
+  SessionList: SessionListSchema,
+  SessionEvent: SessionEventSchema,
+  ExecRequest: { schema: ExecRequestSchema, io: 'input' },
+  ExecMessage: ExecMessageSchema,
+  LogMessage: LogMessageSchema,
+  ShellClientMessage: ShellClientMessageSchema,
+  ShellServerMessage: ShellServerMessageSchema,
+  ErrorBody: ErrorBodySchema,
+  Health: HealthSchema,
+} as const;
+
+function toSchema(entry: (typeof COMPONENTS)[keyof typeof COMPONENTS]): JsonObject {
+  const [schema, io] = 'schema' in entry ? [entry.schema, entry.io] : [entry, 'output' as const];
+  const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as JsonObject;
+  delete json.$schema;
+  return json;
+}
+
+const ref = (name: keyof typeof COMPONENTS): JsonObject => ({ $ref: `#/components/schemas/${name}` });
+const json = (name: keyof typeof COMPONENTS): JsonObject => ({ 'application/json': { schema: ref(name) } });
+const errorResponse = (description: string): JsonObject => ({ description, content: json('ErrorBody') });
+
+const ID_PARAM = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Session id' };
+
+/** What each operation looks like, beyond its method and path (kept exhaustive by the Record type). */
+const OPERATIONS: Record<Operation, JsonObject> = {
+  health: {
+    summary: 'Liveness probe (no authentication)',
+    responses: { '200': { description: 'The server is up', content: json('Health') } },
+  },
+  openapi: {
+    summary: 'This document',
+    responses: { '200': { description: 'OpenAPI 3.1 description', content: { 'application/json': { schema: { type: 'object' } } } } },
+  },
+  launch: {
+    summary: 'Launch a session; the launch continues in the background (follow it with …/events)',
+    requestBody: { required: true, content: json('LaunchRequest') },
+    responses: {
+      '202': { description: 'The session exists (state `launching`)', content: json('SessionView') },
+      '400': errorResponse('Invalid request; `error.field` names the field'),
+    },
+  },
+  list: {
+    summary: 'List sessions',
+    responses: { '200': { description: 'All sessions', content: json('SessionList') } },
+  },
+  get: {
+    summary: 'One session with the stages of its latest launch or resume',
+    responses: { '200': { description: 'The session', content: json('SessionView') } },
+  },
+  remove: {
+    summary: 'Destroy the workspace and forget the session',
+    parameters: [
+      { name: 'force', in: 'query', required: false, schema: { type: 'boolean' }, description: 'Remove even if cleanup fails partially' },
+    ],
+    responses: { '204': { description: 'Removed' } },
+  },
+  stop: {
+    summary: 'Stop the agent and agentctl, keep the workspace (idempotent)',
+    responses: { '200': { description: 'The session', content: json('SessionView') } },
+  },
+  resume: {
+    summary: 'Bring a stopped or failed session back',
+    responses: { '200': { description: 'The session', content: json('SessionView') } },
+  },
+  events: {
+    summary: 'Live session events as Server-Sent Events; the current state and stages come first',
+    responses: {
+      '200': {
+        description: 'text/event-stream; each `data:` line is one SessionEvent, `event:` is its type',
+        content: { 'text/event-stream': { schema: ref('SessionEvent') } },
+      },
+    },
+  },
+  logs: {
+    summary: "The agent's output as NDJSON (one LogMessage per line; bytes base64)",
+    parameters: [
+      { name: 'from', in: 'query', required: false, schema: { type: 'integer', minimum: 0 }, description: 'First sequence number' },
+      { name: 'follow', in: 'query', required: false, schema: { type: 'boolean' }, description: 'Keep streaming until the agent exits' },
+    ],
+    responses: {
+      '200': { description: 'application/x-ndjson stream of LogMessage', content: { 'application/x-ndjson': { schema: ref('LogMessage') } } },
+    },
+  },
+  exec: {
+    summary: 'Run a command in the workspace; streams NDJSON output, then one `exit` (or `error`) line',
+    requestBody: { required: true, content: json('ExecRequest') },
+    responses: {
+      '200': { description: 'application/x-ndjson stream of ExecMessage', content: { 'application/x-ndjson': { schema: ref('ExecMessage') } } },
+    },
+  },
+  shell: {
+    summary:
+      'WebSocket upgrade: an interactive shell under a PTY (`script`) in the workspace. Client sends ShellClientMessage, server sends ShellServerMessage (JSON text frames). Query `rows`/`cols` give the initial size; browsers may pass the token as `?token=`.',
+    parameters: [
+      { name: 'rows', in: 'query', required: false, schema: { type: 'integer' } },
+      { name: 'cols', in: 'query', required: false, schema: { type: 'integer' } },
+    ],
+    responses: { '101': { description: 'Switching protocols (messages: ShellClientMessage in, ShellServerMessage out)' } },
+  },
+};
+
+/** Builds the OpenAPI 3.1 document for the given server version. */
+export function generateOpenApi(version: string): JsonObject {
+  const paths: Record<string, Record<string, JsonObject>> = {};
+  for (const route of ROUTE_TABLE) {
+    const op: JsonObject = { operationId: route.operation, ...OPERATIONS[route.operation] };
+    const params = [...(route.path.includes('{id}') ? [ID_PARAM] : []), ...((op.parameters as JsonObject[] | undefined) ?? [])];
+    if (params.length > 0) op.parameters = params;
+    const responses = { ...(op.responses as JsonObject) };
+    if (route.auth) {
+      op.security = [{ bearer: [] }];
+      responses['401'] = errorResponse('Missing or wrong bearer token');
+    } else {
+      op.security = [];
+    }
+    if (route.path.includes('{id}')) {
+      responses['404'] = errorResponse('Unknown session id');
+      if (route.operation !== 'get' && route.operation !== 'events' && route.operation !== 'logs') {
+        responses['409'] = errorResponse("The session's state does not allow this");
+      }
+    }
+    responses.default = errorResponse('Error envelope');
+    op.responses = responses;
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = op;
+  }
+  const schemas: Record<string, JsonObject> = {};
+  for (const [name, entry] of Object.entries(COMPONENTS)) schemas[name] = toSchema(entry);
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Berth API',
+      version,
+      description:
+        'Controller API of Berth (`berth serve`, loopback only). Authenticate with `Authorization: Bearer <token>`; the token is in `<dataDir>/api-token`.',
+    },
+    servers: [{ url: 'http://127.0.0.1:7420' }],
+    paths,
+    components: {
+      schemas,
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Contents of <dataDir>/api-token' } },
+    },
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * Every route of the Berth HTTP API, written once: the server matches these, the typed client
+ * builds its URLs from them and the OpenAPI description lists them. No Node APIs here.
+ * @module
+ */
+
+export const API_PREFIX = '/api/v1';
+
+/** Default port of `berth serve` (loopback only). */
+export const DEFAULT_API_PORT = 7420;
+
+const enc = encodeURIComponent;
+
+export const apiRoutes = {
+  health: '/health',
+  openapi: `${API_PREFIX}/openapi.json`,
+  sessions: `${API_PREFIX}/sessions`,
+  session: (id: string) => `${API_PREFIX}/sessions/${enc(id)}`,
+  stop: (id: string) => `${API_PREFIX}/sessions/${enc(id)}/stop`,
+  resume: (id: string) => `${API_PREFIX}/sessions/${enc(id)}/resume`,
+  events: (id: string) => `${API_PREFIX}/sessions/${enc(id)}/events`,
+  logs: (id: string) => `${API_PREFIX}/sessions/${enc(id)}/logs`,
+  exec: (id: string) => `${API_PREFIX}/sessions/${enc(id)}/exec`,
+  shell: (id: string) => `${API_PREFIX}/sessions/${enc(id)}/shell`,
+} as const;
+
+export type HttpMethod = 'GET' | 'POST' | 'DELETE';
+
+/** The route table as OpenAPI path templates; the server's router and the OpenAPI test use it. */
+export const ROUTE_TABLE = [
+  { method: 'GET', path: '/health', operation: 'health', auth: false },
+  { method: 'GET', path: `${API_PREFIX}/openapi.json`, operation: 'openapi', auth: true },
+  { method: 'POST', path: `${API_PREFIX}/sessions`, operation: 'launch', auth: true },
+  { method: 'GET', path: `${API_PREFIX}/sessions`, operation: 'list', auth: true },
+  { method: 'GET', path: `${API_PREFIX}/sessions/{id}`, operation: 'get', auth: true },
+  { method: 'DELETE', path: `${API_PREFIX}/sessions/{id}`, operation: 'remove', auth: true },
+  { method: 'POST', path: `${API_PREFIX}/sessions/{id}/stop`, operation: 'stop', auth: true },
+  { method: 'POST', path: `${API_PREFIX}/sessions/{id}/resume`, operation: 'resume', auth: true },
+  { method: 'GET', path: `${API_PREFIX}/sessions/{id}/events`, operation: 'events', auth: true },
+  { method: 'GET', path: `${API_PREFIX}/sessions/{id}/logs`, operation: 'logs', auth: true },
+  { method: 'POST', path: `${API_PREFIX}/sessions/{id}/exec`, operation: 'exec', auth: true },
+  { method: 'GET', path: `${API_PREFIX}/sessions/{id}/shell`, operation: 'shell', auth: true },
+] as const satisfies readonly { method: HttpMethod; path: string; operation: string; auth: boolean }[];
+
+export type Operation = (typeof ROUTE_TABLE)[number]['operation'];
+
+/** Matches a request path against the table: the operation, or why not (404 / 405). */
+export function matchRoute(
+  method: string,
+  pathname: string,
+): { operation: Operation; auth: boolean; id: string | null } | { error: 'not_found' | 'method_not_allowed' } {
+  let pathMatched = false;
+  for (const route of ROUTE_TABLE) {
+    const id = matchTemplate(route.path, pathname);
+    if (id === undefined) continue;
+    pathMatched = true;
+    if (route.method === method) return { operation: route.operation, auth: route.auth, id };
+  }
+  return { error: pathMatched ? 'method_not_allowed' : 'not_found' };
+}
+
+/** `undefined` when no match; the decoded `{id}` (or null when the template has none). */
+function matchTemplate(template: string, pathname: string): string | null | undefined {
+  const t = template.split('/');
+  const p = pathname.split('/');
+  if (t.length !== p.length) return undefined;
+  let id: string | null = null;
+  for (let i = 0; i < t.length; i++) {
+    const seg = p[i] ?? '';
+    if (t[i] === '{id}') {
+      if (seg === '') return undefined;
+      try {
+        id = decodeURIComponent(seg);
+      } catch {
+        return undefined;
+      }
+    } else if (t[i] !== seg) {
+      return undefined;
+    }
+  }
+  return id;
+}

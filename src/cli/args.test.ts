@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { parseCommandLine, parseEnvPairs } from './args.js';
+import { UsageError } from './exit-codes.js';
+
+function run(argv: string[]) {
+  const inv = parseCommandLine(argv);
+  if (inv.kind !== 'run') throw new Error(`expected a run invocation, got ${inv.kind}`);
+  return inv;
+}
+
+function usageError(argv: string[]): UsageError {
+  try {
+    parseCommandLine(argv);
+  } catch (err) {
+    if (err instanceof UsageError) return err;
+    throw err;
+  }
+  throw new Error(`expected a UsageError for ${argv.join(' ')}`);
+}
+
+describe('parseCommandLine', () => {
+  it('accepts global flags before and after the command', () => {
+    const a = run(['--data-dir', '/d', 'ls', '-o', 'json']);
+    expect(a.command.name).toBe('ls');
+    expect(a.globals).toEqual({ dataDir: '/d', output: 'json' });
+    const b = run(['ls', '--data-dir=/e', '--config', 'c.yaml']);
+    expect(b.globals).toEqual({ dataDir: '/e', config: 'c.yaml' });
+  });
+
+  it('parses launch flags, including repeated --env', () => {
+    const inv = run(['launch', '--repo', '.', '--agent', 'demo', '--env', 'A=1', '--env', 'B=x=y', '-d']);
+    expect(inv.parsed.values).toMatchObject({ repo: '.', agent: 'demo', env: ['A=1', 'B=x=y'], detach: true });
+  });
+
+  it('takes everything after -- as the exec command, flags included', () => {
+    const inv = run(['exec', '--cwd', 'sub', 's1', '--', 'sh', '-c', 'exit 7']);
+    expect(inv.parsed.positionals).toEqual(['s1']);
+    expect(inv.parsed.rest).toEqual(['sh', '-c', 'exit 7']);
+    expect(inv.parsed.values.cwd).toBe('sub');
+  });
+
+  it.each([
+    [['exec', 's1'], /missing the command after --/],
+    [['exec', 's1', 'ls'], /unexpected argument 'ls'.*after --/],
+    [['status'], /status: missing ID/],
+    [['status', 'a', 'b'], /unexpected argument 'b'/],
+    [['ls', '--bogus'], /Unknown option '--bogus'/],
+    [['logs', '-o', 'json', 'x'], /logs: does not support -o/],
+    [['status', 'x', '-o', 'wide'], /status: -o must be one of table, json, yaml/],
+    [['ls', '-o', 'xml'], /-o: must be one of/],
+    [['nosuch'], /unknown command 'nosuch'/],
+    [['ls', '--', 'x'], /does not take arguments after --/],
+  ])('rejects %j with a usage error', (argv, message) => {
+    expect(usageError(argv).message).toMatch(message);
+  });
+
+  it('names the command in usage errors so main can point at its help', () => {
+    expect(usageError(['status']).command).toBe('status');
+  });
+
+  it.each([
+    [[], undefined],
+    [['--help'], undefined],
+    [['-h'], undefined],
+    [['help'], undefined],
+    [['help', 'launch'], 'launch'],
+    [['launch', '--help'], 'launch'],
+    [['exec', '-h'], 'exec'],
+  ])('treats %j as a help request', (argv, command) => {
+    const inv = parseCommandLine(argv);
+    expect(inv.kind).toBe('help');
+    expect(inv.kind === 'help' ? inv.command?.name : 'x').toBe(command);
+  });
+
+  it('answers --version', () => {
+    expect(parseCommandLine(['--version']).kind).toBe('version');
+  });
+});
+
+describe('parseEnvPairs', () => {
+  it('splits at the first =', () => {
+    expect(parseEnvPairs(['A=1', 'B=x=y', 'C='], '--env', 'launch')).toEqual({ A: '1', B: 'x=y', C: '' });
+  });
+
+  it.each(['novalue', '=v', '1A=v', 'A-B=v'])('rejects %s naming the flag', (pair) => {
+    expect(() => parseEnvPairs([pair], '--env', 'launch')).toThrow(/--env: expected K=V/);
+  });
+});

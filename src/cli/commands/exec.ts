@@ -1,0 +1,44 @@
+/** `berth exec ID -- CMD...`: runs a command in the workspace and exits with its exit code. @module */
+import { constants } from 'node:os';
+import { parseEnvPairs } from '../args.js';
+import { write, type CliContext } from '../context.js';
+import type { ParsedCommand } from '../registry.js';
+
+/** The shell convention for an exit status: the code, or 128 + signal number. */
+export function exitStatusOf(result: { exitCode: number | null; signal: string | null }): number {
+  if (result.exitCode !== null) return result.exitCode;
+  const num = result.signal ? (constants.signals as Record<string, number | undefined>)[result.signal] : undefined;
+  return 128 + (num ?? 1);
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  for await (const c of stream) chunks.push(typeof c === 'string' ? Buffer.from(c) : c);
+  return Buffer.concat(chunks);
+}
+
+export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> {
+  const id = cmd.positionals[0] ?? '';
+  const env = parseEnvPairs(cmd.values.env as string[] | undefined, '--env', 'exec');
+  const client = ctx.client();
+  const stdin = cmd.values.stdin === true ? await readAll(ctx.io.stdin) : undefined;
+  // Output is written in order; a promise chain keeps stdout/stderr interleaving as received.
+  let pending = Promise.resolve();
+  const result = await client.exec(
+    id,
+    {
+      argv: cmd.rest,
+      ...(typeof cmd.values.cwd === 'string' ? { cwd: cmd.values.cwd } : {}),
+      ...(Object.keys(env).length > 0 ? { env } : {}),
+      ...(stdin !== undefined ? { stdin } : {}),
+    },
+    {
+      signal: ctx.interrupted,
+      onOutput: (chunk) => {
+        pending = pending.then(() => write(chunk.stream === 'stderr' ? ctx.io.stderr : ctx.io.stdout, chunk.data));
+      },
+    },
+  );
+  await pending;
+  return exitStatusOf(result);
+}

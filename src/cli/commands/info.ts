@@ -1,0 +1,27 @@
+/** `berth version` and `berth openapi` (both work without a running serve). @module */
+import { writeFileSync } from 'node:fs';
+import { generateOpenApi } from '../../api/openapi.js';
+import { VERSION } from '../../shared/version.js';
+import { write, type CliContext } from '../context.js';
+import { ExitCode } from '../exit-codes.js';
+import { formatData } from '../output.js';
+import type { ParsedCommand } from '../registry.js';
+
+export async function version(ctx: CliContext): Promise<number> {
+  const info = { version: VERSION, node: process.version, platform: `${process.platform}/${process.arch}` };
+  if (ctx.output === 'json' || ctx.output === 'yaml') await write(ctx.io.stdout, formatData(info, ctx.output));
+  else await write(ctx.io.stdout, `berth ${VERSION} (node ${process.version}, ${info.platform})\n`);
+  return ExitCode.ok;
+}
+
+export async function openapi(ctx: CliContext, cmd: ParsedCommand): Promise<number> {
+  const text = `${JSON.stringify(generateOpenApi(VERSION), null, 2)}\n`;
+  const out = cmd.values.out;
+  if (typeof out === 'string') {
+    writeFileSync(out, text);
+    await write(ctx.io.stderr, `wrote ${out}\n`);
+  } else {
+    await write(ctx.io.stdout, text);
+  }
+  return ExitCode.ok;
+}

@@ -1,0 +1,123 @@
+/**
+ * `berth launch` and `berth resume`: start the session, then follow its stages until it is ready
+ * or has failed.
+ * @module
+ */
+import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import type { LaunchRequest, SessionView } from '../../controller/service.js';
+import type { BerthClient } from '../../api/client.js';
+import { parseEnvPairs } from '../args.js';
+import { write, type CliContext } from '../context.js';
+import { ExitCode, UsageError } from '../exit-codes.js';
+import { formatData, formatDuration } from '../output.js';
+import { LaunchProgress, type LaunchOutcome } from '../progress.js';
+import type { ParsedCommand } from '../registry.js';
+
+/** A `--repo` value: URLs (scheme:// or scp-like git@host:path) pass through; anything else is a local path. */
+export function repositoryFrom(repo: string, branch: string | undefined, cwd: string): LaunchRequest['repository'] {
+  const isUrl = /^[a-z][a-z0-9+.-]*:\/\//i.test(repo) || /^[\w.-]+@[\w.-]+:/.test(repo);
+  const ref: LaunchRequest['repository'] = isUrl ? { url: repo } : { path: resolve(cwd, repo) };
+  if (branch) ref.branch = branch;
+  return ref;
+}
+
+export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> {
+  const v = cmd.values;
+  const repo = v.repo as string | undefined;
+  if (!repo) throw new UsageError('launch: --repo URL|PATH is required', 'launch');
+  const repository = repositoryFrom(repo, v.branch as string | undefined, process.cwd());
+  if (repository.path !== undefined && !existsSync(repository.path)) {
+    throw new UsageError(`launch: --repo ${repo}: no such directory (give a clone URL or an existing path)`, 'launch');
+  }
+  const env = parseEnvPairs(v.env as string[] | undefined, '--env', 'launch');
+  const req: LaunchRequest = { repository };
+  if (typeof v.agent === 'string') req.agent = v.agent;
+  if (typeof v.executor === 'string') req.executor = v.executor;
+  if (typeof v.name === 'string') req.name = v.name;
+  if (typeof v.prompt === 'string') req.prompt = v.prompt;
+  if (Object.keys(env).length > 0) req.env = env;
+
+  const client = ctx.client();
+  const view = await client.launch(req);
+  return follow(ctx, client, view, 'launch', v.detach === true);
+}
+
+export async function resume(ctx: CliContext, cmd: ParsedCommand): Promise<number> {
+  const client = ctx.client();
+  const id = cmd.positionals[0] ?? '';
+  const view = await client.resume(id);
+  return follow(ctx, client, view, 'resume', cmd.values.detach === true);
+}
+
+async function follow(ctx: CliContext, client: BerthClient, view: SessionView, verb: 'launch' | 'resume', detach: boolean): Promise<number> {
+  const structured = ctx.output === 'json' || ctx.output === 'yaml' ? ctx.output : null;
+  const out = structured ? ctx.io.stderr : ctx.io.stdout;
+  // On a terminal, the stage in progress is shown on a status line rewritten in place.
+  const live = out.isTTY === true;
+  let statusShown = false;
+  const clearStatus = (): void => {
+    if (statusShown) out.write('\r\x1b[K');
+    statusShown = false;
+  };
+  const line = (text: string): void => {
+    clearStatus();
+    out.write(`${text}\n`);
+  };
+  const id = view.id;
+  if (detach) {
+    if (structured) await write(ctx.io.stdout, formatData(view, structured));
+    else {
+      await write(ctx.io.stdout, `${id}\n`);
+      ctx.io.stderr.write(`${verb === 'launch' ? 'Launching' : 'Resuming'} in the background; follow it with: berth status ${id}\n`);
+    }
+    return ExitCode.ok;
+  }
+
+  line(`${verb === 'launch' ? 'Launching' : 'Resuming'} session ${id} (agent ${view.agent}, executor ${view.executor})`);
+  const started = Date.now();
+  const progress = new LaunchProgress(line);
+  const showStatus = (): void => {
+    const cur = progress.current;
+    clearStatus();
+    if (!live || !cur) return;
+    out.write(`  ⋯ ${cur.name}  ${cur.detail} ${formatDuration(Math.max(0, Date.now() - cur.startedAt))}`);
+    statusShown = true;
+  };
+  const ticker = live ? setInterval(showStatus, 250) : undefined;
+  const abort = new AbortController();
+  const onInterrupt = (): void => abort.abort();
+  ctx.interrupted.addEventListener('abort', onInterrupt, { once: true });
+  let outcome: LaunchOutcome | undefined;
+  try {
+    for await (const e of client.events(id, { signal: abort.signal })) {
+      outcome = progress.onEvent(e);
+      if (outcome) break;
+      showStatus();
+    }
+  } finally {
+    clearInterval(ticker);
+    clearStatus();
+    abort.abort();
+    ctx.interrupted.removeEventListener('abort', onInterrupt);
+  }
+  if (ctx.interrupted.aborted) {
+    line(`Stopped following; the ${verb} continues in the background: berth status ${id}`);
+    return 130;
+  }
+  const final = await client.get(id);
+  outcome ??= LaunchProgress.outcomeOf(final);
+  if (structured) await write(ctx.io.stdout, formatData(final, structured));
+  if (outcome?.kind === 'ready') {
+    line(`Session ${id} is ready (${formatDuration(Date.now() - started)}).`);
+    line(`  get in:         berth shell ${id}`);
+    line(`  follow agent:   berth logs -f ${id}`);
+    line(`  run a command:  berth exec ${id} -- git status`);
+    return ExitCode.ok;
+  }
+  const stage = outcome?.kind === 'failed' && outcome.stage ? ` at stage ${outcome.stage}` : '';
+  const message = outcome?.kind === 'failed' ? outcome.message : `the session is ${final.state}`;
+  ctx.io.stderr.write(`berth: ${verb} of session ${id} failed${stage}: ${message}\n`);
+  ctx.io.stderr.write(`  next: berth status ${id} (details), berth resume ${id} (retry), berth rm ${id} (clean up)\n`);
+  return ExitCode.error;
+}

@@ -1,0 +1,10 @@
+/** `berth ls`: the sessions as a table (or wide/json/yaml). @module */
+import { write, type CliContext } from '../context.js';
+import { ExitCode } from '../exit-codes.js';
+import { renderSessionList } from '../output.js';
+
+export async function run(ctx: CliContext): Promise<number> {
+  const sessions = await ctx.client().list();
+  await write(ctx.io.stdout, renderSessionList(sessions, ctx.output, ctx.now()));
+  return ExitCode.ok;
+}

@@ -1,0 +1,57 @@
+/**
+ * What every command gets: resolved global flags, the process's streams and environment, a clock,
+ * and a lazily connected API client.
+ * @module
+ */
+import type { BerthClient } from '../api/client.js';
+import { resolveDataDir } from '../api/data-dir.js';
+import { clientForDataDir } from '../api/node-client.js';
+import type { GlobalFlags } from './args.js';
+import { ServeNotRunningError } from './exit-codes.js';
+import type { OutputFormat } from './output.js';
+
+export interface CliIo {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; rows?: number };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
+}
+
+export interface CliContext {
+  dataDir: string;
+  configPath: string | undefined;
+  /** -o, or `table` when not given. */
+  output: OutputFormat;
+  io: CliIo;
+  env: Readonly<Record<string, string | undefined>>;
+  now(): Date;
+  /** The client of the running serve; throws ServeNotRunningError when there is none. */
+  client(): BerthClient;
+  /** Resolves when the user interrupts (SIGINT); used by long-running commands to end cleanly. */
+  interrupted: AbortSignal;
+}
+
+export function createContext(globals: GlobalFlags, io: CliIo, env: Readonly<Record<string, string | undefined>>, interrupted: AbortSignal): CliContext {
+  const dataDir = resolveDataDir(globals.dataDir, env);
+  let client: BerthClient | undefined;
+  return {
+    dataDir,
+    configPath: globals.config,
+    output: globals.output ?? 'table',
+    io,
+    env,
+    now: () => new Date(),
+    client() {
+      client ??= clientForDataDir(dataDir) ?? undefined;
+      if (!client) throw new ServeNotRunningError(dataDir);
+      return client;
+    },
+    interrupted,
+  };
+}
+
+export function write(stream: NodeJS.WritableStream, text: string | Uint8Array): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.write(text)) resolve();
+    else stream.once('drain', resolve);
+  });
+}

@@ -1,0 +1,75 @@
+/**
+ * berth's exit codes, and the one mapping from errors to them (documented in `berth --help`).
+ * @module
+ */
+
+export const ExitCode = {
+  ok: 0,
+  error: 1,
+  usage: 2,
+  notFound: 3,
+  conflict: 4,
+  unreachable: 5,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** Thrown for a command line that does not parse (unknown flag, missing argument, bad value). */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+  constructor(
+    message: string,
+    /** The command whose help to point at, if any. */
+    readonly command?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Thrown when no `berth serve` is running for the data dir. */
+export class ServeNotRunningError extends Error {
+  override readonly name = 'ServeNotRunningError';
+  constructor(readonly dataDir: string) {
+    super(`no berth controller is running for data dir ${dataDir}`);
+  }
+}
+
+export interface ErrorReport {
+  code: ExitCode;
+  message: string;
+  hint?: string;
+}
+
+/** Maps anything a command threw to an exit code, a one-line message and an optional hint. */
+export function describeError(err: unknown): ErrorReport {
+  const e = err instanceof Error ? err : new Error(String(err));
+  switch (e.name) {
+    case 'UsageError': {
+      const cmd = (e as UsageError).command;
+      return { code: ExitCode.usage, message: e.message, hint: `see: berth ${cmd ? `${cmd} ` : ''}--help` };
+    }
+    case 'ServeNotRunningError':
+    case 'ControllerUnreachableError':
+      return { code: ExitCode.unreachable, message: e.message, hint: 'start it with: berth serve' };
+    case 'ServeLockedError':
+      return { code: ExitCode.conflict, message: e.message };
+    case 'ConfigFieldError':
+    case 'ConfigFileError':
+      return { code: ExitCode.error, message: `invalid config: ${e.message}` };
+    case 'BerthApiError': {
+      const status = (e as Error & { status: number }).status;
+      if (status === 400) return { code: ExitCode.usage, message: e.message };
+      if (status === 401) {
+        return { code: ExitCode.error, message: e.message, hint: 'the API token changed: was berth serve restarted with another --data-dir?' };
+      }
+      if (status === 404) return { code: ExitCode.notFound, message: e.message };
+      if (status === 409) return { code: ExitCode.conflict, message: e.message };
+      return { code: ExitCode.error, message: e.message };
+    }
+    case 'SessionNotFoundError':
+      return { code: ExitCode.notFound, message: e.message };
+    case 'SessionStateError':
+      return { code: ExitCode.conflict, message: e.message };
+    default:
+      return { code: ExitCode.error, message: e.message || String(err) };
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Output formatting: aligned tables, durations, ages, and json/yaml renderings.
+ * Pure functions (the tests feed them fixed views and a fixed clock).
+ * @module
+ */
+import { stringify } from 'yaml';
+import type { SessionView, StageRecord } from '../controller/service.js';
+
+export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/** Left-aligned columns separated by two spaces; trailing spaces trimmed. */
+export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
+  return [line(headers), ...rows.map(line)].join('\n') + '\n';
+}
+
+/** `850ms`, `1.2s`, `2m05s`, `1h02m`. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const s = Math.floor(ms / 1000);
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+/** Coarse age of a timestamp: `12s`, `5m`, `3h`, `2d`. */
+export function formatAge(iso: string, now: Date): string {
+  const s = Math.max(0, Math.floor((now.getTime() - Date.parse(iso)) / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86_400)}d`;
+}
+
+export function formatData(data: unknown, format: 'json' | 'yaml'): string {
+  return format === 'json' ? `${JSON.stringify(data, null, 2)}\n` : stringify(data);
+}
+
+const repoText = (v: SessionView): string => v.repository.url ?? v.repository.path ?? '';
+
+/** `berth ls` in any format. */
+export function renderSessionList(sessions: readonly SessionView[], format: OutputFormat, now: Date): string {
+  if (format === 'json' || format === 'yaml') return formatData({ sessions }, format);
+  if (sessions.length === 0) return 'No sessions. Start one with: berth launch --repo <url|path>\n';
+  if (format === 'wide') {
+    return formatTable(
+      ['ID', 'NAME', 'STATE', 'AGENT', 'EXECUTOR', 'AGE', 'REPOSITORY', 'BRANCH', 'WORKSPACE', 'ERROR'],
+      sessions.map((v) => [
+        v.id,
+        v.name ?? '-',
+        v.state,
+        v.agent,
+        v.executor,
+        formatAge(v.createdAt, now),
+        repoText(v),
+        v.repository.branch ?? '-',
+        v.workspacePath ?? '-',
+        v.error ? oneLine(v.error.message, 60) : '-',
+      ]),
+    );
+  }
+  return formatTable(
+    ['ID', 'NAME', 'STATE', 'AGENT', 'EXECUTOR', 'AGE'],
+    sessions.map((v) => [v.id, v.name ?? '-', v.state, v.agent, v.executor, formatAge(v.createdAt, now)]),
+  );
+}
+
+export function stageDetail(stage: StageRecord): string {
+  const parts = [stage.reason, stage.message].filter((p): p is string => p !== null && p !== '');
+  return parts.join(': ');
+}
+
+export function stageDuration(stage: StageRecord, now: Date): string {
+  if (stage.durationMs !== null) return formatDuration(stage.durationMs);
+  return `${formatDuration(now.getTime() - Date.parse(stage.startedAt))}…`;
+}
+
+/** `berth status ID` in any format. */
+export function renderStatus(v: SessionView, format: OutputFormat, now: Date): string {
+  if (format === 'json' || format === 'yaml') return formatData(v, format);
+  const agent = v.agentProcess
+    ? `${v.agent} (${v.agentProcess.status}${v.agentProcess.exitCode !== null ? `, exit code ${v.agentProcess.exitCode}` : ''})`
+    : v.agent;
+  const lines: [string, string][] = [
+    ['Session', v.name ? `${v.id} (${v.name})` : v.id],
+    ['State', v.state],
+    ['Agent', agent],
+    ['Executor', v.executor],
+    ['Repository', `${repoText(v)}${v.repository.branch ? ` (branch ${v.repository.branch})` : ''}`],
+    ['Workspace', v.workspacePath ?? '-'],
+    ['Created', `${v.createdAt} (${formatAge(v.createdAt, now)} ago)`],
+  ];
+  if (v.error) lines.push(['Error', `${v.error.stage ? `[${v.error.stage}] ` : ''}${v.error.message}`]);
+  let out = lines.map(([k, val]) => `${`${k}:`.padEnd(12)}${val}`).join('\n') + '\n';
+  if (v.stages.length > 0) {
+    out += '\n';
+    out += formatTable(
+      ['STAGE', 'STATUS', 'DURATION', 'DETAIL'],
+      v.stages.map((s) => [s.name, s.status, stageDuration(s, now), stageDetail(s)]),
+    );
+    const total = v.stages.reduce((sum, s) => sum + (s.durationMs ?? 0), 0);
+    if (v.stages.every((s) => s.durationMs !== null)) out += `Total: ${formatDuration(total)}\n`;
+  }
+  return out;
+}
+
+function oneLine(s: string, max: number): string {
+  const flat = s.replace(/\s+/g, ' ');
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}

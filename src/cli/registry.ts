@@ -1,0 +1,205 @@
+/**
+ * The command table of `berth`: names, flags, positionals and help text, and a lazy loader for
+ * each command's implementation (so `berth --help` loads none of them).
+ * @module
+ */
+import type { CliContext } from './context.js';
+import type { OutputFormat } from './output.js';
+
+export interface OptionSpec {
+  type: 'string' | 'boolean';
+  short?: string;
+  multiple?: boolean;
+  /** Shown in help, e.g. `URL|PATH`. */
+  value?: string;
+  description: string;
+}
+
+export interface ParsedCommand {
+  values: Record<string, string | boolean | string[] | undefined>;
+  positionals: string[];
+  /** Arguments after `--` (only for commands that accept them). */
+  rest: string[];
+}
+
+export type CommandRun = (ctx: CliContext, cmd: ParsedCommand) => Promise<number>;
+
+export interface CommandSpec {
+  name: string;
+  summary: string;
+  /** Usage line after `berth `. */
+  usage: string;
+  description?: string;
+  options: Record<string, OptionSpec>;
+  /** Names of the positionals, in order; `?` suffix marks optional ones. */
+  positionals: string[];
+  /** Accepts `-- CMD...`. */
+  rest?: 'required';
+  /** Output formats -o accepts here (empty: -o is not used). */
+  formats: readonly OutputFormat[];
+  load: () => Promise<CommandRun>;
+  examples?: string[];
+}
+
+/** Flags every command accepts. */
+export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
+  'data-dir': { type: 'string', value: 'DIR', description: 'data dir (default: $BERTH_DATA_DIR or ~/.local/share/berth)' },
+  config: { type: 'string', value: 'FILE', description: 'config file (default: <data-dir>/berth.yaml if present)' },
+  output: { type: 'string', short: 'o', value: 'FORMAT', description: 'output format where supported: table|wide|json|yaml' },
+  help: { type: 'boolean', short: 'h', description: 'show help' },
+};
+
+const launchOptions: Record<string, OptionSpec> = {
+  repo: { type: 'string', value: 'URL|PATH', description: 'repository to work on: a clone URL or a local path (required)' },
+  branch: { type: 'string', value: 'NAME', description: 'branch to check out' },
+  agent: { type: 'string', value: 'NAME', description: 'agent profile from the config (default: demo)' },
+  executor: { type: 'string', value: 'NAME', description: 'executor or profile from the config (default: local)' },
+  name: { type: 'string', value: 'NAME', description: 'a human name for the session' },
+  env: { type: 'string', multiple: true, value: 'K=V', description: 'extra environment for the agent (repeatable)' },
+  prompt: { type: 'string', value: 'TEXT', description: 'task text handed to the agent' },
+  detach: { type: 'boolean', short: 'd', description: 'print the session id and return without waiting for the launch' },
+};
+
+const cmd = <T extends { run: CommandRun }>(loader: () => Promise<T>) => async (): Promise<CommandRun> => (await loader()).run;
+
+export const COMMANDS: readonly CommandSpec[] = [
+  {
+    name: 'serve',
+    summary: 'run the controller and its HTTP API (foreground)',
+    usage: 'serve [--port N]',
+    description:
+      'Runs the controller for the data dir and serves the API on 127.0.0.1. Writes the bearer token to <data-dir>/api-token (mode 0600) and the port to <data-dir>/serve.json. Only one serve per data dir. Stop it with Ctrl-C or SIGTERM (workspaces keep running). Environment: BERTH_PORT (default port), BERTH_LOG_LEVEL (pino level, default info; logs go to stderr).',
+    options: { port: { type: 'string', value: 'N', description: 'port to listen on, 0 picks a free one (default: 7420)' } },
+    positionals: [],
+    formats: [],
+    load: cmd(() => import('./commands/serve.js')),
+  },
+  {
+    name: 'launch',
+    summary: 'launch a session and show its stages live',
+    usage: 'launch --repo URL|PATH [--agent NAME] [--executor NAME] [flags]',
+    description:
+      'Creates a session and follows its launch stage by stage (each with its duration; while a stage waits, the reason). Ends with the session id and how to get in. Exits 1 if the launch fails, naming the failed stage. With -o json|yaml the progress goes to stderr and the final session view to stdout; with --detach only the id is printed. Ctrl-C stops following (the launch continues).',
+    options: launchOptions,
+    positionals: [],
+    formats: ['table', 'json', 'yaml'],
+    load: cmd(() => import('./commands/launch.js')),
+    examples: ['berth launch --repo https://github.com/org/app.git --branch main --agent demo', 'berth launch --repo . --name fix-tests --prompt "make the tests pass"'],
+  },
+  {
+    name: 'ls',
+    summary: 'list sessions',
+    usage: 'ls [-o table|wide|json|yaml]',
+    options: {},
+    positionals: [],
+    formats: ['table', 'wide', 'json', 'yaml'],
+    load: cmd(() => import('./commands/ls.js')),
+  },
+  {
+    name: 'status',
+    summary: "a session's state, stages and timings",
+    usage: 'status ID [-o table|json|yaml]',
+    options: {},
+    positionals: ['ID'],
+    formats: ['table', 'json', 'yaml'],
+    load: cmd(() => import('./commands/status.js')),
+  },
+  {
+    name: 'logs',
+    summary: "the agent's output",
+    usage: 'logs [-f] [--from N] ID',
+    options: {
+      follow: { type: 'boolean', short: 'f', description: 'keep streaming until the agent exits (Ctrl-C to stop)' },
+      from: { type: 'string', value: 'N', description: 'start at output chunk N (default: 0)' },
+    },
+    positionals: ['ID'],
+    formats: [],
+    load: cmd(() => import('./commands/logs.js')),
+  },
+  {
+    name: 'exec',
+    summary: 'run a command in the workspace; exits with its exit code',
+    usage: 'exec [--cwd DIR] [--env K=V] [-i] ID -- CMD [ARG...]',
+    description:
+      "Runs CMD (no shell; use `sh -c '...'` for one) in the session's workspace, streams its stdout/stderr, and exits with its exit code (128+N when killed by signal N). With -i, berth's stdin is read to the end and given to the command.",
+    options: {
+      cwd: { type: 'string', value: 'DIR', description: 'working directory, relative to the workspace' },
+      env: { type: 'string', multiple: true, value: 'K=V', description: 'extra environment (repeatable)' },
+      stdin: { type: 'boolean', short: 'i', description: "pass berth's stdin to the command" },
+    },
+    positionals: ['ID'],
+    rest: 'required',
+    formats: [],
+    load: cmd(() => import('./commands/exec.js')),
+    examples: ['berth exec s1 -- git status', "berth exec s1 -- sh -c 'npm test'"],
+  },
+  {
+    name: 'shell',
+    summary: 'an interactive shell in the workspace',
+    usage: 'shell ID',
+    description:
+      'Opens an interactive shell under a real PTY in the workspace (via `script` from util-linux). The terminal is put in raw mode and window resizes are forwarded. Exit the shell (or press Ctrl-D) to leave.',
+    options: {},
+    positionals: ['ID'],
+    formats: [],
+    load: cmd(() => import('./commands/shell.js')),
+  },
+  {
+    name: 'stop',
+    summary: 'stop the agent, keep the workspace',
+    usage: 'stop ID',
+    options: {},
+    positionals: ['ID'],
+    formats: ['table', 'json', 'yaml'],
+    load: cmd(() => import('./commands/lifecycle.js').then((m) => ({ run: m.stop }))),
+  },
+  {
+    name: 'resume',
+    summary: 'bring a stopped or failed session back (shows stages like launch)',
+    usage: 'resume [--detach] ID',
+    options: { detach: launchOptions.detach! },
+    positionals: ['ID'],
+    formats: ['table', 'json', 'yaml'],
+    load: cmd(() => import('./commands/launch.js').then((m) => ({ run: m.resume }))),
+  },
+  {
+    name: 'rm',
+    summary: 'destroy the workspace and forget the session',
+    usage: 'rm [--force] ID',
+    options: { force: { type: 'boolean', short: 'f', description: 'remove even when cleanup fails partially' } },
+    positionals: ['ID'],
+    formats: [],
+    load: cmd(() => import('./commands/lifecycle.js').then((m) => ({ run: m.rm }))),
+  },
+  {
+    name: 'doctor',
+    summary: 'check the installation and the controller',
+    usage: 'doctor',
+    options: {},
+    positionals: [],
+    formats: [],
+    load: cmd(() => import('./commands/doctor.js')),
+  },
+  {
+    name: 'openapi',
+    summary: 'print (or write) the OpenAPI 3.1 description of the API',
+    usage: 'openapi [--out FILE]',
+    options: { out: { type: 'string', value: 'FILE', description: 'write to FILE instead of stdout' } },
+    positionals: [],
+    formats: [],
+    load: cmd(() => import('./commands/info.js').then((m) => ({ run: m.openapi }))),
+  },
+  {
+    name: 'version',
+    summary: 'print the version',
+    usage: 'version [-o json|yaml]',
+    options: {},
+    positionals: [],
+    formats: ['table', 'json', 'yaml'],
+    load: cmd(() => import('./commands/info.js').then((m) => ({ run: m.version }))),
+  },
+];
+
+export function findCommand(name: string): CommandSpec | undefined {
+  return COMMANDS.find((c) => c.name === name);
+}
