@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
-import { instanceRoutes } from '../protocol/index.js';
+import { instanceRoutes, MAX_STREAM_FRAME_BYTES } from '../protocol/index.js';
 import type { Auth } from './auth.js';
 import { HttpError } from './errors.js';
 import { closeServer, listen } from './http/listen.js';
@@ -21,7 +21,7 @@ import { streamProcess } from './processes/stream.js';
 
 export class InstanceServer {
   readonly #server: Server;
-  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: MAX_STREAM_FRAME_BYTES });
   readonly #streamRouter = new Router<true>().add('GET', instanceRoutes.processStream(':id'), true);
 
   constructor(

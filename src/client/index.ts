@@ -10,6 +10,7 @@
  * const inst = control.instance(info);
  * const proc = await inst.startProcess({ command: ['npm', 'test'], id: 'tests' });
  * for await (const message of inst.streamOutput(proc.id)) { ... }
+ * const shell = inst.attach(proc.id); shell.write('ls\n'); shell.end(); // stdin over the same socket
  * @module
  */
 export { ControlClient } from './control.js';
@@ -20,6 +21,8 @@ export { FilesClient } from './files.js';
 export type { DeleteFileOptions, TreeOptions, WriteFileOptions } from './files.js';
 export { GitClient } from './git.js';
 export type { DiffOptions, LogOptions } from './git.js';
+export { ProcessAttachment } from './attach.js';
+export type { AttachOptions } from './attach.js';
 export { OutputStream } from './stream.js';
 export type { StreamOutputOptions } from './stream.js';
 export { DEFAULT_TIMEOUT_MS } from './http.js';

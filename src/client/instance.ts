@@ -26,8 +26,10 @@ import { FilesClient } from './files.js';
 import { GitClient } from './git.js';
 import { HttpTransport } from './http.js';
 import type { CallOptions, HttpClientOptions } from './http.js';
+import { ProcessAttachment } from './attach.js';
+import type { AttachOptions } from './attach.js';
 import { OutputStream } from './stream.js';
-import type { StreamOutputOptions } from './stream.js';
+import type { StreamContext, StreamOutputOptions } from './stream.js';
 import { loadDefaultWebSocketFactory } from './websocket.js';
 import type { WebSocketFactory } from './websocket.js';
 
@@ -207,24 +209,34 @@ export class InstanceClient {
    * for output dropped by retention. Read `position` to resume on another client.
    */
   streamOutput(processId: string, options: StreamOutputOptions = {}): OutputStream {
-    return new OutputStream(
-      {
-        transport: this.#transport,
-        webSocket: this.#webSocket,
-        probe: (call) =>
-          this.#transport.request(
-            {
-              method: 'GET',
-              path: instanceRoutes.process(processId),
-              schema: ProcessInfoSchema,
-              idempotent: true,
-              retry: false,
-            },
-            call,
-          ),
-      },
-      processId,
-      options,
-    );
+    return new OutputStream(this.#streamContext(processId), processId, options);
+  }
+
+  /**
+   * Attaches to a process: one WebSocket carrying its output (from `options.from`, as
+   * `streamOutput`) and its stdin (`write`, `end`) and signals (`kill`). Dials at once; input
+   * written before the socket opens is queued. Unlike `streamOutput` it does not re-dial (see
+   * ProcessAttachment). Iterate it for the output; `close()` detaches.
+   */
+  attach(processId: string, options: AttachOptions = {}): ProcessAttachment {
+    return new ProcessAttachment(this.#streamContext(processId), processId, options);
+  }
+
+  #streamContext(processId: string): StreamContext {
+    return {
+      transport: this.#transport,
+      webSocket: this.#webSocket,
+      probe: (call) =>
+        this.#transport.request(
+          {
+            method: 'GET',
+            path: instanceRoutes.process(processId),
+            schema: ProcessInfoSchema,
+            idempotent: true,
+            retry: false,
+          },
+          call,
+        ),
+    };
   }
 }

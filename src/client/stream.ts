@@ -11,8 +11,9 @@ import { describeIssues, toWebSocketUrl } from './http.js';
 import type { CallOptions, HttpTransport } from './http.js';
 import { backoffDelay, isRetryable, resolveRetryOptions, sleep } from './retry.js';
 import type { ResolvedRetryOptions, RetryOptions } from './retry.js';
+import { Connection } from './connection.js';
 import { messageText } from './websocket.js';
-import type { WebSocketFactory, WebSocketLike } from './websocket.js';
+import type { WebSocketFactory } from './websocket.js';
 
 /** Options of `InstanceClient.streamOutput`. */
 export interface StreamOutputOptions {
@@ -47,13 +48,6 @@ const DEFAULT_HEARTBEAT_MS = 15_000;
 const STABLE_CONNECTION_MS = 5_000;
 /** Error codes agentctl may send on a stream that are worth a re-dial. */
 const TRANSIENT_STREAM_CODES: ReadonlySet<string> = new Set(['unavailable', 'internal']);
-
-type SocketEvent =
-  | { kind: 'open' }
-  | { kind: 'message'; data: unknown }
-  | { kind: 'closed'; detail: string; cause?: unknown }
-  | { kind: 'fatal'; error: unknown }
-  | { kind: 'aborted' };
 
 /** Output of one process as an async iterable of protocol stream messages; iterate it once. */
 export class OutputStream implements AsyncIterable<StreamMessage> {
@@ -194,105 +188,5 @@ export class OutputStream implements AsyncIterable<StreamMessage> {
       throw new ProtocolError(this.#req, this.#ctx.transport.redact(describeIssues(parsed.error)), { cause: parsed.error });
     }
     return parsed.data;
-  }
-}
-
-/** One WebSocket dial as a pull queue of events, with open timeout, heartbeat probe and abort. */
-class Connection {
-  readonly #queue: SocketEvent[] = [];
-  #waiter: ((event: SocketEvent) => void) | undefined;
-  #done = false;
-  #openTimer: ReturnType<typeof setTimeout> | undefined;
-  #heartbeatTimer: ReturnType<typeof setTimeout> | undefined;
-  readonly #onAbort = (): void => this.#push({ kind: 'aborted' });
-
-  constructor(
-    private readonly socket: WebSocketLike,
-    private readonly options: {
-      signal: AbortSignal | undefined;
-      openTimeoutMs: number;
-      heartbeatMs: number;
-      probe: (call: CallOptions) => Promise<unknown>;
-    },
-  ) {
-    socket.onopen = () => {
-      clearTimeout(this.#openTimer);
-      this.#push({ kind: 'open' });
-    };
-    socket.onmessage = (event) => {
-      this.#armHeartbeat();
-      this.#push({ kind: 'message', data: event.data });
-    };
-    socket.onclose = (event) => {
-      this.#push({ kind: 'closed', detail: `socket closed (code ${event.code})` });
-    };
-    // Some implementations report an error without a close event; treat it as the end of this dial.
-    socket.onerror = (event) => {
-      const cause = (event as { error?: unknown }).error ?? event;
-      this.#push({ kind: 'closed', detail: 'socket error', cause });
-    };
-    this.#openTimer = setTimeout(() => {
-      this.#push({ kind: 'closed', detail: `not open after ${options.openTimeoutMs}ms` });
-    }, options.openTimeoutMs);
-    this.#armHeartbeat();
-    if (options.signal?.aborted) this.#push({ kind: 'aborted' });
-    options.signal?.addEventListener('abort', this.#onAbort, { once: true });
-  }
-
-  next(): Promise<SocketEvent> {
-    const event = this.#queue.shift();
-    if (event !== undefined) return Promise.resolve(event);
-    return new Promise((resolve) => {
-      this.#waiter = resolve;
-    });
-  }
-
-  /** Detaches every handler and closes the socket; later events are ignored. */
-  dispose(): void {
-    this.#done = true;
-    clearTimeout(this.#openTimer);
-    clearTimeout(this.#heartbeatTimer);
-    this.options.signal?.removeEventListener('abort', this.#onAbort);
-    this.socket.onopen = null;
-    this.socket.onmessage = null;
-    this.socket.onclose = null;
-    // Kept as a no-op: an EventEmitter-based socket (ws) throws on an 'error' nobody listens to.
-    this.socket.onerror = () => undefined;
-    try {
-      this.socket.close(1000);
-    } catch {
-      // already closed or closing
-    }
-  }
-
-  #push(event: SocketEvent): void {
-    if (this.#done) return;
-    const waiter = this.#waiter;
-    if (waiter !== undefined) {
-      this.#waiter = undefined;
-      waiter(event);
-    } else {
-      this.#queue.push(event);
-    }
-  }
-
-  #armHeartbeat(): void {
-    if (this.options.heartbeatMs === 0) return;
-    clearTimeout(this.#heartbeatTimer);
-    this.#heartbeatTimer = setTimeout(() => void this.#beat(), this.options.heartbeatMs);
-  }
-
-  async #beat(): Promise<void> {
-    try {
-      await this.options.probe({
-        signal: this.options.signal,
-        timeoutMs: Math.min(this.options.heartbeatMs, this.options.openTimeoutMs),
-      });
-      if (!this.#done) this.#armHeartbeat();
-    } catch (err) {
-      if (this.options.signal?.aborted) return;
-      if (isRetryable(err)) this.#push({ kind: 'closed', detail: 'heartbeat probe failed', cause: err });
-      else this.#push({ kind: 'fatal', error: err });
-    }
   }
 }

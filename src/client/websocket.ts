@@ -11,6 +11,8 @@ export interface WebSocketLike {
   onclose: ((event: { code: number; reason: string }) => void) | null;
   onerror: ((event: unknown) => void) | null;
   close(code?: number, reason?: string): void;
+  /** Sends a text frame (used by process attachments; the output stream never sends). */
+  send(data: string): void;
 }
 
 /**

@@ -20,6 +20,8 @@ export {
   type SessionView,
   type SessionWorkspace,
   type SessionWorkspaceService,
+  type ShellOptions,
+  type ShellSession,
   type StageRecord,
   type StageStatus,
 } from './service.js';

@@ -16,6 +16,7 @@ import { reachedCheckpoint } from './hooks.js';
 import { SessionLaunch, type LaunchMode } from './launch.js';
 import type { LiveSession } from './live.js';
 import { recoverSession } from './recover.js';
+import { newShellDir, PtyShell, resizeCommand, shellCommand, type ShellPortMessage } from './shell.js';
 import {
   LaunchValidationError,
   SessionNotFoundError,
@@ -28,6 +29,8 @@ import {
   type SessionView,
   type SessionWorkspace,
   type SessionWorkspaceService,
+  type ShellOptions,
+  type ShellSession,
 } from './service.js';
 import { ENV_NAME, validateRepositoryRef } from './validate.js';
 import { toView } from './views.js';
@@ -253,6 +256,42 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
     } finally {
       signal.removeEventListener('abort', onAbort);
     }
+  }
+
+  async openShell(id: string, opts: ShellOptions): Promise<ShellSession> {
+    if (opts.argv !== undefined && opts.argv.length === 0) throw new LaunchValidationError('argv', 'must not be empty');
+    const dir = newShellDir();
+    const { live, value: proc } = await this.#withLive(id, 'open a shell in', (l) =>
+      l.instance.client.startProcess({
+        command: shellCommand(dir, opts.rows, opts.cols, opts.argv),
+        kind: 'process',
+        ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
+        env: { TERM: opts.term ?? 'xterm-256color', ...opts.env },
+      }),
+    );
+    const client = live.instance.client;
+    // from 0: output the wrapper wrote before the socket opened is replayed, not lost.
+    const attachment = client.attach(proc.id, { from: 0, signal: anySignal([opts.signal, live.abort.signal]) });
+    async function* messages(): AsyncGenerator<ShellPortMessage, void, undefined> {
+      for await (const msg of attachment) {
+        if (msg.type === 'output') yield { type: 'output', chunk: toChunk(msg.chunk) };
+        else if (msg.type === 'exit') yield { type: 'exit', exitCode: msg.exit_code, signal: msg.signal };
+        // `gap` cannot happen from 0 within the retention cap of a terminal; `error` answers
+        // input after the shell closed its stdin, which a terminal drops as well.
+      }
+    }
+    const shell = new PtyShell({
+      messages: messages(),
+      write: (data) => void attachment.write(data),
+      signal: (signal) => {
+        if (!attachment.kill(signal)) void client.signal(proc.id, signal).catch(() => undefined);
+      },
+      resize: async (rows, cols) => {
+        await this.exec(id, resizeCommand(dir, rows, cols));
+      },
+    });
+    opts.signal?.addEventListener('abort', () => shell.close(), { once: true });
+    return shell;
   }
 
   async *logs(id: string, opts: { from?: number; follow?: boolean; signal?: AbortSignal }): AsyncIterable<OutputChunkView> {

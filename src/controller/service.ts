@@ -101,6 +101,42 @@ export interface ExecOptions {
   signal?: AbortSignal;
 }
 
+/** Options of `SessionService.openShell`. */
+export interface ShellOptions {
+  /** Initial size of the PTY, in character cells. */
+  rows: number;
+  cols: number;
+  /** TERM inside the PTY. @default 'xterm-256color' */
+  term?: string;
+  /** What to run under the PTY. @default the workspace user's interactive shell (`$SHELL -i`, else `/bin/sh -i`) */
+  argv?: string[];
+  /** Working directory, relative to the workspace. @default the workspace root */
+  cwd?: string;
+  env?: Record<string, string>;
+  /** Detaches and ends the shell. */
+  signal?: AbortSignal;
+}
+
+/**
+ * An interactive program under a real PTY in the workspace, with streamed input. Iterate `output`
+ * (once) to drive it: the iteration ends when the program exits, and `exit` settles then (it
+ * rejects when the connection is lost or the session stops first). Breaking out of the iteration
+ * early ends the program.
+ */
+export interface ShellSession {
+  /** The PTY's output (the terminal's screen bytes; stderr only for wrapper errors). */
+  readonly output: AsyncIterable<OutputChunkView>;
+  /** Typed input (raw bytes, as from a terminal in raw mode; text as UTF-8). Ignored after the end. */
+  write(data: Uint8Array | string): void;
+  /** End of input as at a terminal: a ^D through the PTY's line discipline. */
+  end(): void;
+  /** Resizes the PTY (the program gets SIGWINCH); input written afterwards reaches it after the resize. */
+  resize(rows: number, cols: number): void;
+  /** Ends the program: the PTY hangs up (SIGHUP to the shell and its jobs). */
+  close(): void;
+  readonly exit: Promise<{ exitCode: number | null; signal: string | null }>;
+}
+
 export interface SessionService {
   /** Records the session and starts its launch in the background; resolves once the session exists (state `launching`). */
   launch(req: LaunchRequest): Promise<SessionView>;
@@ -115,6 +151,11 @@ export interface SessionService {
   remove(id: string, opts?: { force?: boolean }): Promise<void>;
   /** Runs a command in the workspace; resolves with its exit code (null if killed by a signal). */
   exec(id: string, argv: string[], opts?: ExecOptions): Promise<{ exitCode: number | null; signal: string | null }>;
+  /**
+   * Starts an interactive shell (or `opts.argv`) under a real PTY in the workspace; resolves once
+   * it runs. Exits 125 with a message on stderr when the workspace lacks util-linux `script`.
+   */
+  openShell(id: string, opts: ShellOptions): Promise<ShellSession>;
   /**
    * The agent's output from `from` (a sequence number); with `follow`, keeps streaming until the agent
    * exits or `signal` aborts.

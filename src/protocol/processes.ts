@@ -91,7 +91,11 @@ export const OutputPageSchema = z.object({
 });
 export type OutputPage = z.infer<typeof OutputPageSchema>;
 
-/** Messages on `GET …/processes/{id}/stream?from=N` (WebSocket, server → client). */
+/**
+ * Messages on `GET …/processes/{id}/stream?from=N` (WebSocket, server → client).
+ * An `error` answers a client message (StreamClientMessage) that was malformed or could not be
+ * applied (`bad_request`, `conflict`, …); it does not end the stream: only `exit` or a close does.
+ */
 export const StreamMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('output'), chunk: OutputChunkSchema }),
   /** Chunks `from`..`to-1` were dropped by retention and can no longer be replayed. */
@@ -105,3 +109,26 @@ export const StreamMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('error'), code: z.string(), message: z.string() }),
 ]);
 export type StreamMessage = z.infer<typeof StreamMessageSchema>;
+
+/** Largest raw stdin payload of one `stdin` stream message (its base64 JSON frame stays under the socket's frame cap). */
+export const MAX_STREAM_STDIN_BYTES = 32 * 1024;
+/** Largest WebSocket frame agentctl accepts on `…/stream` (client → server). */
+export const MAX_STREAM_FRAME_BYTES = 64 * 1024;
+
+const Base64Schema = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64');
+
+/**
+ * Messages a client may send on `…/processes/{id}/stream` (WebSocket, client → server, JSON text
+ * frames), so one socket carries a process's output out and its stdin in:
+ *  - `stdin`: raw bytes (base64) written to the process's stdin, in message order;
+ *  - `eof`: closes the process's stdin (later `stdin` messages get a `conflict` error);
+ *  - `signal`: sends a signal to the process group, like `POST …/signal`.
+ * A malformed message gets an `error` (`bad_request`) back and is otherwise ignored: the socket
+ * stays open and the output keeps flowing.
+ */
+export const StreamClientMessageSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('stdin'), data: Base64Schema }),
+  z.strictObject({ type: z.literal('eof') }),
+  z.strictObject({ type: z.literal('signal'), signal: SignalSchema }),
+]);
+export type StreamClientMessage = z.infer<typeof StreamClientMessageSchema>;

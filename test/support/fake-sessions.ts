@@ -1,14 +1,15 @@
 /**
  * An in-memory SessionService for API and CLI tests: launches walk through scripted stages on
  * short timers, the "agent" prints a line per tick, and exec runs real commands (child_process)
- * in a temp directory standing in for the workspace — so exit codes, stdin and the shell bridge
- * behave for real.
+ * in a temp directory standing in for the workspace — so exit codes, stdin and shells (the real
+ * PTY wrapper of src/controller/shell.ts, run locally) behave for real.
  * @module
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { newShellDir, PtyShell, resizeCommand, shellCommand, type ShellPortMessage } from '../../src/controller/shell.js';
 import {
   LaunchValidationError,
   SessionNotFoundError,
@@ -19,6 +20,8 @@ import {
   type SessionEvent,
   type SessionService,
   type SessionView,
+  type ShellOptions,
+  type ShellSession,
   type StageRecord,
 } from '../../src/controller/service.js';
 
@@ -170,6 +173,52 @@ export class FakeSessions implements SessionService {
     });
   }
 
+  async openShell(id: string, opts: ShellOptions): Promise<ShellSession> {
+    this.calls.push({ method: 'openShell', id });
+    const s = this.#get(id);
+    if (s.view.state !== 'ready') throw new SessionStateError(id, s.view.state, 'open a shell in', 'resume it first: berth resume ' + id);
+    const dir = newShellDir();
+    const cwd = join(s.view.workspacePath ?? this.#root, opts.cwd ?? '');
+    const [file, ...args] = shellCommand(dir, opts.rows, opts.cols, opts.argv);
+    const child = spawn(file ?? 'sh', args, {
+      cwd,
+      env: { ...process.env, TERM: opts.term ?? 'xterm-256color', ...opts.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true, // own process group, as under agentctl
+    });
+    this.#children.add(child);
+    child.once('exit', () => this.#children.delete(child));
+    child.stdin.on('error', () => undefined);
+    const queue = new AsyncQueue<ShellPortMessage>();
+    let seq = 0;
+    const emit = (stream: 'stdout' | 'stderr') => (data: Buffer) => queue.push({ type: 'output', chunk: { seq: seq++, stream, data: new Uint8Array(data) } });
+    child.stdout.on('data', emit('stdout'));
+    child.stderr.on('data', emit('stderr'));
+    child.once('error', (err) => queue.fail(err));
+    child.once('close', (code, signal) => {
+      queue.push({ type: 'exit', exitCode: code, signal });
+      queue.end();
+    });
+    const shell = new PtyShell({
+      messages: queue,
+      write: (data) => void child.stdin.write(data),
+      signal: (signal) => {
+        try {
+          if (child.pid !== undefined) process.kill(-child.pid, signal);
+        } catch {
+          // already gone
+        }
+      },
+      resize: (rows, cols) =>
+        new Promise<void>((resolve) => {
+          const [cmd, ...rest] = resizeCommand(dir, rows, cols);
+          spawn(cmd ?? 'sh', rest, { stdio: 'ignore' }).once('close', () => resolve()).once('error', () => resolve());
+        }),
+    });
+    opts.signal?.addEventListener('abort', () => shell.close(), { once: true });
+    return shell;
+  }
+
   async *logs(id: string, opts: { from?: number; follow?: boolean; signal?: AbortSignal }): AsyncIterable<OutputChunkView> {
     const s = this.#get(id);
     let next = opts.from ?? 0;
@@ -198,7 +247,13 @@ export class FakeSessions implements SessionService {
   }
 
   async close(): Promise<void> {
-    for (const child of this.#children) child.kill('SIGKILL');
+    for (const child of this.#children) {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL'); // not a group leader (exec children)
+      }
+    }
     for (const s of this.#sessions.values()) {
       this.#clearTimers(s);
       this.#stopAgent(s);
@@ -305,5 +360,42 @@ export class FakeSessions implements SessionService {
   #clearTimers(s: FakeSession): void {
     for (const t of s.timers) clearTimeout(t);
     s.timers.clear();
+  }
+}
+
+/** A pull queue as an async iterable (iterate once): pushes wait until read, `end` finishes it. */
+class AsyncQueue<T> implements AsyncIterable<T> {
+  readonly #items: T[] = [];
+  #done = false;
+  #error: unknown;
+  #wake: (() => void) | undefined;
+
+  push(item: T): void {
+    this.#items.push(item);
+    this.#wake?.();
+  }
+
+  end(): void {
+    this.#done = true;
+    this.#wake?.();
+  }
+
+  fail(err: unknown): void {
+    this.#error = err;
+    this.end();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<T> {
+    for (;;) {
+      const item = this.#items.shift();
+      if (item !== undefined) {
+        yield item;
+        continue;
+      }
+      if (this.#error !== undefined) throw this.#error;
+      if (this.#done) return;
+      await new Promise<void>((resolve) => (this.#wake = resolve));
+      this.#wake = undefined;
+    }
   }
 }

@@ -165,6 +165,38 @@ describe('Berth HTTP API over the fake session service', () => {
     expect(out).toMatch(/\/dev\/pts\/\d+/);
   });
 
+  it('ends the workspace shell when the client closes the shell WebSocket', async () => {
+    const view = await client.launch({ repository: { path: '/repo' } });
+    const abort = new AbortController();
+    for await (const e of client.events(view.id, { signal: abort.signal })) if (e.type === 'state' && e.state === 'ready') abort.abort();
+    let out = '';
+    let found: (pid: number) => void = () => undefined;
+    const pid = new Promise<number>((resolve) => (found = resolve));
+    const conn = client.shell(view.id, {
+      rows: 24,
+      cols: 80,
+      onOutput: (c) => {
+        out += Buffer.from(c.data).toString();
+        const m = /shell-pid=(\d+)/.exec(out);
+        if (m) found(Number(m[1]));
+      },
+    });
+    conn.done.catch(() => undefined);
+    conn.write(Buffer.from('echo "shell-pid=$$"\n'));
+    const shellPid = await pid;
+    conn.close();
+    const alive = (): boolean => {
+      try {
+        process.kill(shellPid, 0);
+        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${shellPid}/stat`, 'utf8'));
+      } catch {
+        return false;
+      }
+    };
+    while (alive()) await new Promise((r) => setTimeout(r, 25));
+    expect(alive()).toBe(false);
+  });
+
   it('keeps quiet exec and log streams alive with ping lines the client ignores', async () => {
     const server = createApiServer({ service: fake, token: 't', version: 'test', keepAliveMs: 20 });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

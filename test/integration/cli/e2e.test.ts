@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { clientForDataDir } from '../../../src/api/node-client.js';
 import { ensureBuilt, runCli, startServeProcess, stopProcess, tempDir } from './helpers.js';
 
 function makeRepo(dir: string): void {
@@ -83,6 +84,8 @@ describe('berth CLI against a real berth serve', () => {
     const shell = await runCli(['shell', id], { dataDir, input: 'tty; exit 4\n' });
     expect(shell.code, shell.stderr).toBe(4);
     expect(shell.stdout).toMatch(/\/dev\/pts\/\d+/);
+    const exitOnly = await runCli(['shell', id], { dataDir, input: 'exit 4\n' });
+    expect(exitOnly.code, 'printf "exit 4\\n" | berth shell ID').toBe(4);
 
     const status = await runCli(['status', id], { dataDir });
     expect(status.code).toBe(0);
@@ -110,6 +113,38 @@ describe('berth CLI against a real berth serve', () => {
     expect(rm.code, rm.stderr).toBe(0);
     const gone = await runCli(['status', id], { dataDir });
     expect(gone.code).toBe(3);
+  });
+
+  it('streams a shell through agentctl: typed input is echoed by the PTY and a resize reaches `stty size`', async () => {
+    const launch = await runCli(['launch', '--repo', repo, '--agent', 'demo', '--name', 'pty', '--env', 'BERTH_DEMO_STEP_MS=0'], { dataDir });
+    const id = /Session (\S+) is ready/.exec(launch.stdout)?.[1];
+    expect(id, launch.stdout + launch.stderr).toBeDefined();
+    if (!id) return;
+    const client = clientForDataDir(dataDir);
+    if (!client) throw new Error('no serve.json');
+    let out = '';
+    let waiter: { text: string; resolve: () => void } | undefined;
+    const seen = (text: string): Promise<void> =>
+      out.includes(text) ? Promise.resolve() : new Promise((resolve) => (waiter = { text, resolve }));
+    const conn = client.shell(id, {
+      rows: 24,
+      cols: 80,
+      onOutput: (c) => {
+        out += Buffer.from(c.data).toString();
+        if (waiter && out.includes(waiter.text)) waiter.resolve();
+      },
+    });
+    // One key at a time, as a person types: each is its own frame on the stream socket.
+    for (const key of 'echo typed-$((6*7))\n') conn.write(Buffer.from(key));
+    await seen('typed-42');
+    expect(out, 'the PTY echoes the typed command line').toContain('echo typed-$((6*7))');
+    conn.write(Buffer.from('echo "size=$(stty size)"\n'));
+    await seen('size=24 80');
+    conn.resize(33, 111);
+    conn.write(Buffer.from('echo "size=$(stty size)"; exit 6\n'));
+    expect(await conn.done).toEqual({ exitCode: 6, signal: null });
+    expect(out, 'a resize lands before the input typed after it').toContain('size=33 111');
+    expect((await runCli(['rm', id], { dataDir })).code).toBe(0);
   });
 
   it('exits 3 naming the id for an unknown session', async () => {
