@@ -33,7 +33,7 @@ describe('parseAgentctlConfig', () => {
     const config = parseAgentctlConfig({
       AGENTCTL_PORT: '9000',
       AGENTCTL_INSTANCE_PORTS: '9001-9003, 9010',
-      AGENTCTL_BOOTSTRAP_NONCE: 'n',
+      AGENTCTL_BOOTSTRAP_NONCE: 'nonce-of-16-chars',
       AGENTCTL_STATE_DIR: '/var/state',
       AGENTCTL_LOG_LEVEL: 'DEBUG',
       AGENTCTL_MAX_PROCESSES: '4',
@@ -43,7 +43,7 @@ describe('parseAgentctlConfig', () => {
     expect(config).toEqual({
       controlPort: 9000,
       instancePorts: [9001, 9002, 9003, 9010],
-      bootstrapNonce: 'n',
+      bootstrapNonce: 'nonce-of-16-chars',
       stateDir: '/var/state',
       logLevel: 'debug',
       maxProcesses: 4,
@@ -65,6 +65,12 @@ describe('parseAgentctlConfig', () => {
     ['AGENTCTL_MAX_OUTPUT_BYTES', '1.5'],
   ])('rejects %s=%s naming the variable', (name, value) => {
     expect(fieldError(() => parseAgentctlConfig({ [name]: value })).path).toBe(name);
+  });
+
+  it('rejects a nonce too short to resist guessing: the handshake is reachable by every local process', () => {
+    const err = fieldError(() => parseAgentctlConfig({ AGENTCTL_BOOTSTRAP_NONCE: 'short-secret' }));
+    expect(err.path).toBe('AGENTCTL_BOOTSTRAP_NONCE');
+    expect(err.message).not.toContain('short-secret');
   });
 
   it('never echoes the nonce in its errors', () => {

@@ -30,6 +30,9 @@ export interface ResolvedAgentctlConfig {
   readonly stopGraceMs: number;
 }
 
+/** Shortest accepted bootstrap nonce (Berth's executors send 64 hex characters). */
+const MIN_NONCE_LENGTH = 16;
+
 type Env = Readonly<Record<string, string | undefined>>;
 
 function intVar(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -88,6 +91,10 @@ export function parseAgentctlConfig(env: Env): ResolvedAgentctlConfig {
   if (nonce !== undefined && nonce !== '') {
     // The value itself is never echoed: it is a secret.
     if (nonce.length > 512) throw new ConfigFieldError(ENV.bootstrapNonce, 'must be at most 512 characters');
+    // Any local process can call the unauthenticated handshake as often as it likes.
+    if (nonce.length < MIN_NONCE_LENGTH) {
+      throw new ConfigFieldError(ENV.bootstrapNonce, `must be at least ${MIN_NONCE_LENGTH} characters (use a random value)`);
+    }
     bootstrapNonce = nonce;
   }
 

@@ -107,7 +107,15 @@ export class InstanceManager {
     throw new HttpError('unavailable', 'no free port left in the instance port range');
   }
 
-  /** Stops the instance's processes (SIGTERM, then SIGKILL after the grace) and closes its server. */
+  /**
+   * Stops the instance's processes (SIGTERM, then SIGKILL after the grace) and closes its server.
+   *
+   * The state directory (process records and output logs) is deliberately kept: re-creating the
+   * same id lists those processes again (as exited) with their output replayable. That is what a
+   * controller needs when it re-creates its instances after an agentctl restart, and deleting an
+   * instance is not a way to wipe the workspace. Removing `<workspace>/.agentctl` (or the
+   * instance's directory under AGENTCTL_STATE_DIR) is the caller's decision.
+   */
   delete(id: string): Promise<void> {
     return this.#lock.run(id, async () => {
       const instance = this.#instances.get(id);

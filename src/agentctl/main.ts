@@ -16,7 +16,8 @@ Usage: agentctl [--version | --help]
 Environment:
   ${ENV.controlPort}            control port on 127.0.0.1 (default 8765)
   ${ENV.instancePorts}  instance ports: ranges and ports, e.g. 41001-41100,42000 (default 41001-41100)
-  ${ENV.bootstrapNonce} one-shot nonce traded for the API token (handshake disabled if unset)
+  ${ENV.bootstrapNonce} one-shot nonce (16+ random characters) traded for the API token
+                             (handshake disabled if unset)
   ${ENV.stateDir}       state root (default <workspace>/.agentctl/state/<instance id>)
   ${ENV.logLevel}       fatal|error|warn|info|debug|trace|silent (default info)
   ${ENV.maxProcesses}   running processes per instance (default 32)

@@ -10,6 +10,7 @@ import { basename, dirname, join } from 'node:path';
 import type { z } from 'zod';
 import { LIMITS, type FileContent, type FileEntry, type FileTree, type FileType, type WriteFileRequestSchema, type WriteFileResponse } from '../../protocol/index.js';
 import { HttpError } from '../errors.js';
+import { WORKSPACE_STATE_DIR } from '../state-dir.js';
 import { confine, type ConfinedPath } from './paths.js';
 
 export interface Workspace {
@@ -48,7 +49,11 @@ async function statOrNotFound(path: ConfinedPath, fn: (p: string) => Promise<Sta
   }
 }
 
-/** Lists `path` breadth-first down to `depth` levels, without following symlinks. */
+/**
+ * Lists `path` breadth-first down to `depth` levels, without following symlinks. agentctl's own
+ * state directory at the workspace root (`.agentctl`) is left out, as git leaves it out: it is
+ * daemon bookkeeping, not workspace content (it can still be read by its path).
+ */
 export async function listTree(ws: Workspace, path: string, depth: number): Promise<FileTree> {
   const root = await confine(ws.realRoot, ws.declaredRoot, path, 'read');
   const st = await statOrNotFound(root);
@@ -65,6 +70,7 @@ export async function listTree(ws: Workspace, path: string, depth: number): Prom
         continue; // unreadable or vanished directories are skipped, not fatal
       }
       for (const name of names) {
+        if (dir.abs === ws.realRoot && name === WORKSPACE_STATE_DIR) continue;
         if (entries.length >= LIMITS.maxTreeEntries) return { entries, truncated: true };
         const abs = join(dir.abs, name);
         const rel = dir.rel === '.' ? name : `${dir.rel}/${name}`;
@@ -124,7 +130,13 @@ export async function writeFileContent(ws: Workspace, request: z.output<typeof W
   if (target.abs === ws.realRoot) throw new HttpError('not_a_file', 'cannot replace the workspace root');
   const dir = dirname(target.abs);
   if (request.mkdirs) {
-    await mkdir(dir, { recursive: true });
+    try {
+      await mkdir(dir, { recursive: true });
+    } catch (err) {
+      // A path component that exists but is not a directory.
+      if (isErrno(err, 'EEXIST') || isErrno(err, 'ENOTDIR')) throw new HttpError('not_a_directory', `parent of ${target.rel} is not a directory`);
+      throw err;
+    }
     // mkdir may have walked through a symlink created meanwhile: check the parent again.
     await confine(ws.realRoot, ws.declaredRoot, request.path, 'write');
   }

@@ -5,10 +5,14 @@
  * @module
  */
 import { spawn } from 'node:child_process';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import type { z } from 'zod';
 import { LIMITS, type GitCommitRequestSchema, type GitCommitResponse, type GitDiff, type GitLog, type GitStatus } from '../../protocol/index.js';
 import { HttpError } from '../errors.js';
 import { sanitize } from '../sanitize.js';
+import { childEnv } from '../processes/child-env.js';
 import { parsePorcelainV2 } from './git-status.js';
 import type { Workspace } from './files.js';
 import { confine } from './paths.js';
@@ -28,20 +32,30 @@ interface RunOptions {
   readonly env?: Readonly<Record<string, string>>;
 }
 
-/** Runs `git -C <root> <args>`; never throws for a non-zero exit (callers decide). */
+/**
+ * Runs `git -C <root> <args>`; never throws for a non-zero exit (callers decide).
+ *
+ * - The environment is the one workspace processes get (`childEnv`): no `AGENTCTL_*` variable,
+ *   above all not the bootstrap nonce, reaches git or the hooks and fsmonitor it may run.
+ * - `safe.directory=<root>`: the workspace is often owned by another uid than agentctl's (a PVC,
+ *   a bind mount); git would refuse it as "dubious ownership". The caller chose this workspace,
+ *   so it is trusted for exactly this invocation, without touching any config file.
+ * - `GIT_LITERAL_PATHSPECS`: confined paths are file names, never pathspec magic such as
+ *   `:(top)x` or `:/`, which could reach past a workspace that is a subdirectory of a repository.
+ */
 export function runGit(root: string, args: readonly string[], options: RunOptions = {}): Promise<GitResult> {
   const maxStdout = options.maxStdout ?? 64 * 1024 * 1024;
   return new Promise((resolve, reject) => {
-    const child = spawn('git', ['-C', root, ...args], {
+    const child = spawn('git', ['-c', `safe.directory=${root}`, '-C', root, ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
+      env: childEnv(process.env, {}, {
         ...options.env,
         GIT_TERMINAL_PROMPT: '0',
         GIT_OPTIONAL_LOCKS: '0',
+        GIT_LITERAL_PATHSPECS: '1',
         GIT_PAGER: 'cat',
         LC_ALL: 'C',
-      },
+      }),
       timeout: GIT_TIMEOUT_MS,
     });
     const out: Buffer[] = [];
@@ -97,12 +111,40 @@ export async function gitStatus(ws: Workspace): Promise<GitStatus> {
   return parsePorcelainV2(result.stdout.toString('utf8'));
 }
 
+/**
+ * `git diff` of the working tree against the index (`base` null: unstaged changes, as git shows
+ * them) or against `base`. Against a base, untracked (not ignored) files count as added, the way
+ * a reviewer sees "what the agent changed since base"; see `withUntrackedIndex`.
+ */
 export async function gitDiff(ws: Workspace, base: string | null, path: string | null): Promise<GitDiff> {
   const args = ['diff', '--no-color', '--no-ext-diff', '--end-of-options'];
   if (base !== null) args.push(checkRef('base', base));
   if (path !== null) args.push('--', (await confine(ws.realRoot, ws.declaredRoot, path, 'write')).rel);
-  const result = await mustRun(ws, 'diff', args, { maxStdout: LIMITS.maxDiffBytes });
+  const run = (env?: Record<string, string>): Promise<GitResult> => mustRun(ws, 'diff', args, { maxStdout: LIMITS.maxDiffBytes, env });
+  const result = base === null ? await run() : await withUntrackedIndex(ws, run);
   return { base, diff: result.stdout.toString('utf8'), truncated: result.truncated };
+}
+
+/**
+ * Runs `fn` with `GIT_INDEX_FILE` pointing at a throwaway copy of the index in which every
+ * untracked, non-ignored file is marked intent-to-add (`git add -N`), so `git diff <base>` lists
+ * them as new files. The real index, and the object store, are left untouched.
+ */
+async function withUntrackedIndex<T>(ws: Workspace, fn: (env: Record<string, string>) => Promise<T>): Promise<T> {
+  const indexPath = (await mustRun(ws, 'rev-parse', ['rev-parse', '--git-path', 'index'])).stdout.toString('utf8').trim();
+  const realIndex = isAbsolute(indexPath) ? indexPath : join(ws.realRoot, indexPath);
+  const dir = await mkdtemp(join(tmpdir(), 'agentctl-index-'));
+  try {
+    const env = { GIT_INDEX_FILE: join(dir, 'index') };
+    await copyFile(realIndex, env.GIT_INDEX_FILE).catch((err: unknown) => {
+      // A repository without an index yet (nothing staged ever) starts from an empty one.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    });
+    await mustRun(ws, 'add -N', ['add', '--intent-to-add', '--', '.'], { env });
+    return await fn(env);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 async function hasHead(ws: Workspace): Promise<boolean> {

@@ -160,3 +160,19 @@ describe('agentctl files - operations', () => {
     expect((await del('trash')).status).toBe(404);
   });
 });
+
+describe('agentctl files - review fixes', () => {
+  it('leaves its own state directory .agentctl out of the root listing, while it stays readable by path', async () => {
+    expect(existsSync(join(ws, '.agentctl')), 'creating the instance made the state directory').toBe(true);
+    const tree = await api.request<{ entries: Array<{ path: string }> }>('GET', '/api/v1/files/tree?depth=3');
+    expect(tree.body.entries.filter((e) => e.path === '.agentctl' || e.path.startsWith('.agentctl/'))).toEqual([]);
+    expect((await read('.agentctl/.gitignore')).status).toBe(200);
+  });
+
+  it('answers 400 not_a_directory, not a 500, for a write below a regular file', async () => {
+    writeFileSync(join(ws, 'plain.txt'), 'p');
+    const res = await write({ path: 'plain.txt/child.txt', content: 'x' });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: { code: 'not_a_directory' } });
+  });
+});

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentctlProcess, cleanup, createInstance, tempDir, type InstanceApi } from '../support/agentctl.js';
@@ -38,11 +38,27 @@ beforeAll(async () => {
   writeFileSync(join(repo, 'with space.txt'), 'space\n');
   git(repo, 'add', '-A');
   git(repo, 'commit', '-q', '-m', 'initial commit');
-  agentctl = await AgentctlProcess.start();
+  agentctl = await AgentctlProcess.start({ instancePortCount: 8 });
   token = await agentctl.handshake();
   api = await createInstance(agentctl, token, 'git', repo);
 });
-afterAll(() => cleanup(repo, empty, plain));
+const review = tempDir();
+const outer = tempDir();
+const foreign = tempDir();
+const hookOut = tempDir('agentctl-hook-');
+afterAll(() => cleanup(repo, empty, plain, review, outer, foreign, hookOut));
+
+function initRepo(dir: string, files: Record<string, string>): void {
+  git(dir, 'init', '-q', '-b', 'main');
+  git(dir, 'config', 'user.name', 'Repo Owner');
+  git(dir, 'config', 'user.email', 'owner@example.com');
+  for (const [name, content] of Object.entries(files)) {
+    mkdirSync(join(dir, name, '..'), { recursive: true });
+    writeFileSync(join(dir, name), content);
+  }
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'initial commit');
+}
 
 describe('agentctl git', () => {
   it('reports modified, staged, renamed and untracked files', async () => {
@@ -149,5 +165,67 @@ describe('agentctl git', () => {
     const res = await plainApi.request('GET', '/api/v1/git/status');
     expect(res.status).toBe(422);
     expect(res.body).toMatchObject({ error: { code: 'git_error', message: expect.stringContaining('not a git repository') } });
+  });
+});
+
+describe('agentctl git - review fixes', () => {
+  it('diffs against a base including untracked files, but not ignored ones, and leaves the index alone', async () => {
+    initRepo(review, { 'kept.txt': 'kept\n', '.gitignore': 'ignored.txt\n' });
+    const reviewApi = await createInstance(agentctl, token, 'git-review', review);
+    writeFileSync(join(review, 'brand-new.txt'), 'fresh content\n');
+    writeFileSync(join(review, 'ignored.txt'), 'noise\n');
+    const res = await reviewApi.request<{ diff: string }>('GET', '/api/v1/git/diff?base=HEAD');
+    expect(res.status).toBe(200);
+    expect(res.body.diff).toContain('+fresh content');
+    expect(res.body.diff).not.toContain('noise');
+    const onePath = await reviewApi.request<{ diff: string }>('GET', '/api/v1/git/diff?base=HEAD&path=brand-new.txt');
+    expect(onePath.body.diff).toContain('+fresh content');
+    expect(git(review, 'status', '--porcelain'), 'the real index is untouched').toContain('?? brand-new.txt');
+    const unstaged = await reviewApi.request<{ diff: string }>('GET', '/api/v1/git/diff');
+    expect(unstaged.body.diff, 'without a base: unstaged changes only, as git shows them').not.toContain('fresh content');
+  });
+
+  it('takes diff and commit paths literally, so pathspec magic cannot reach past a workspace inside a larger repository', async () => {
+    initRepo(outer, { 'outside.txt': 'outside\n', 'sub/inside.txt': 'inside\n' });
+    writeFileSync(join(outer, 'outside.txt'), 'outside changed\n');
+    const subApi = await createInstance(agentctl, token, 'git-sub', join(outer, 'sub'));
+    for (const path of [':(top)outside.txt', ':/outside.txt']) {
+      const res = await subApi.request<{ diff: string }>('GET', `/api/v1/git/diff?path=${encodeURIComponent(path)}`);
+      expect(res.status).toBe(200);
+      expect(res.body.diff, path).not.toContain('outside');
+    }
+    const commit = await subApi.request('POST', '/api/v1/git/commit', { body: { message: 'magic', paths: [':/outside.txt'] } });
+    expect(commit.status).not.toBe(201);
+    expect(git(outer, 'diff', '--cached', '--name-only'), 'nothing outside the workspace was staged').toBe('');
+  });
+
+  it('never hands the bootstrap nonce (or any AGENTCTL_ variable) to git and the hooks it runs', async () => {
+    initRepo(foreign, { 'f.txt': 'f\n' });
+    const hook = join(foreign, '.git/hooks/pre-commit');
+    writeFileSync(hook, `#!/bin/sh\nenv > '${join(hookOut, 'env.txt')}'\n`);
+    chmodSync(hook, 0o755);
+    const foreignApi = await createInstance(agentctl, token, 'git-hook', foreign);
+    writeFileSync(join(foreign, 'f.txt'), 'changed\n');
+    expect((await foreignApi.request('POST', '/api/v1/git/commit', { body: { message: 'hooked' } })).status).toBe(201);
+    const env = readFileSync(join(hookOut, 'env.txt'), 'utf8');
+    expect(env).toContain('GIT_INDEX_FILE');
+    expect(env).not.toContain(agentctl.nonce as string);
+    expect(env).not.toMatch(/^AGENTCTL_/m);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('works in a workspace owned by another uid ("dubious ownership")', async () => {
+    const owned = tempDir();
+    try {
+      initRepo(owned, { 'o.txt': 'o\n' });
+      spawnSync('chown', ['-R', '4242:4242', owned]);
+      chownSync(owned, 4242, 4242);
+      const ownedApi = await createInstance(agentctl, token, 'git-owned', owned);
+      const res = await ownedApi.request<Status>('GET', '/api/v1/git/status');
+      expect(res.status).toBe(200);
+      expect(res.body.files.map((f) => f.path)).toEqual([]);
+      expect((await ownedApi.request<Log>('GET', '/api/v1/git/log')).body.commits).toHaveLength(1);
+    } finally {
+      rmSync(owned, { recursive: true, force: true });
+    }
   });
 });
