@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { procStartTime } from '../shared/proc.js';
 import { LOCK_FILE, ServeLockedError, acquireServeLock, discoverServer, resolveDataDir, writeApiToken, writeServeInfo } from './data-dir.js';
 
 describe('resolveDataDir', () => {
@@ -32,7 +33,22 @@ describe('serve files', () => {
     dir = mkdtempSync(join(tmpdir(), 'berth-dd-'));
     writeFileSync(join(dir, LOCK_FILE), '2147483646');
     const release = acquireServeLock(dir);
-    expect(readFileSync(join(dir, LOCK_FILE), 'utf8')).toBe(String(process.pid));
+    expect(readFileSync(join(dir, LOCK_FILE), 'utf8').split(' ')[0]).toBe(String(process.pid));
+    release();
+  });
+
+  it('treats a live pid with another start time as reused (stale), and a matching one as held', () => {
+    dir = mkdtempSync(join(tmpdir(), 'berth-dd-'));
+    const other = process.ppid;
+    const start = procStartTime(other);
+    if (start === null) return; // no /proc: nothing to compare
+    writeFileSync(join(dir, LOCK_FILE), `${other} ${start}`);
+    expect(() => acquireServeLock(dir)).toThrow(ServeLockedError);
+    writeFileSync(join(dir, LOCK_FILE), String(other)); // a lock without a start time: the pid decides
+    expect(() => acquireServeLock(dir)).toThrow(ServeLockedError);
+    writeFileSync(join(dir, LOCK_FILE), `${other} ${Number(start) + 1}`); // the pid was reused
+    const release = acquireServeLock(dir);
+    expect(readFileSync(join(dir, LOCK_FILE), 'utf8')).toBe(`${process.pid} ${procStartTime(process.pid)}`);
     release();
   });
 

@@ -1,15 +1,16 @@
 /**
  * The files `berth serve` keeps in the data dir, and how the CLI finds a running server:
- *  - `serve.lock`: created with O_EXCL, holds the serving pid (one writer per data dir);
+ *  - `serve.lock`: created with O_EXCL, holds the serving pid and its start time (one writer per data dir);
  *  - `api-token`: the bearer token (mode 0600, 256 random bits, new on every start);
  *  - `serve.json`: `{pid, port, startedAt}` of the running server.
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { procStartTime } from '../shared/proc.js';
 
 export const LOCK_FILE = 'serve.lock';
 export const TOKEN_FILE = 'api-token';
@@ -46,6 +47,25 @@ function pidAlive(pid: number): boolean {
   }
 }
 
+/** What `serve.lock` holds: the pid and, where /proc exists, its start time (the pid-reuse guard). */
+function lockContent(pid: number): string {
+  const start = procStartTime(pid);
+  return start === null ? String(pid) : `${pid} ${start}`;
+}
+
+/**
+ * True while the process that wrote `content` still runs. A pid that is alive but started at
+ * another time than recorded is a reused pid (e.g. after a reboot): the lock is stale.
+ */
+function holderAlive(content: string): boolean {
+  const [pidText, start] = content.trim().split(/\s+/);
+  const pid = Number(pidText);
+  if (!pidAlive(pid)) return false;
+  if (start === undefined) return true;
+  const now = procStartTime(pid);
+  return now === null || now === start;
+}
+
 /**
  * Takes the single-writer lock of `dataDir`; a lock left by a dead process is taken over.
  * Returns the release function. Throws ServeLockedError while a live server holds it.
@@ -53,14 +73,15 @@ function pidAlive(pid: number): boolean {
 export function acquireServeLock(dataDir: string): () => void {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = join(dataDir, LOCK_FILE);
+  const mine = lockContent(process.pid);
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = openSync(path, 'wx', 0o600);
-      writeSync(fd, String(process.pid));
+      writeSync(fd, mine);
       closeSync(fd);
       return () => {
         try {
-          if (readFileSync(path, 'utf8').trim() === String(process.pid)) rmSync(path, { force: true });
+          if (readFileSync(path, 'utf8').trim() === mine) rmSync(path, { force: true });
         } catch {
           // already gone
         }
@@ -68,22 +89,42 @@ export function acquireServeLock(dataDir: string): () => void {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    let holder = NaN;
+    let held: string;
     try {
-      holder = Number(readFileSync(path, 'utf8').trim());
+      held = readFileSync(path, 'utf8').trim();
     } catch {
       continue; // removed meanwhile: retry
     }
-    if (pidAlive(holder)) throw new ServeLockedError(dataDir, holder);
-    // Stale: rename it away atomically so two servers racing for the takeover cannot both win.
-    try {
-      renameSync(path, `${path}.stale-${process.pid}`);
-      rmSync(`${path}.stale-${process.pid}`, { force: true });
-    } catch {
-      // someone else took it over first; the next O_EXCL attempt decides
-    }
+    if (holderAlive(held)) throw new ServeLockedError(dataDir, Number(held.split(/\s+/)[0]));
+    takeOverStale(path, held);
   }
   throw new Error(`could not take the lock ${path}; remove it if no berth serve is running`);
+}
+
+/**
+ * Moves the stale lock (content `stale`) out of the way. Another server may have taken it over and
+ * written its own live lock between our read and the rename: then the moved file is that live lock,
+ * and it is put back (link fails rather than overwrite when yet another lock appeared meanwhile).
+ */
+function takeOverStale(path: string, stale: string): void {
+  const moved = `${path}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    renameSync(path, moved);
+  } catch {
+    return; // gone already: the next O_EXCL attempt decides
+  }
+  try {
+    const content = readFileSync(moved, 'utf8').trim();
+    if (content !== stale) {
+      try {
+        linkSync(moved, path);
+      } catch {
+        // a third server created a lock meanwhile; it decides the next attempt
+      }
+    }
+  } finally {
+    rmSync(moved, { force: true });
+  }
 }
 
 /** Writes a fresh random token (mode 0600, atomically) and returns it. */

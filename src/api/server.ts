@@ -40,6 +40,14 @@ interface Ctx {
   id: string;
 }
 
+/** Aborted once the response's connection closes (the client left, or the response ended). */
+function clientGone(res: ServerResponse): AbortSignal {
+  const ctl = new AbortController();
+  if (res.destroyed) ctl.abort();
+  else res.once('close', () => ctl.abort());
+  return ctl.signal;
+}
+
 /** Creates (does not bind) the API server. */
 export function createApiServer(opts: ApiServerOptions): Server {
   const { service, token, version } = opts;
@@ -61,6 +69,8 @@ export function createApiServer(opts: ApiServerOptions): Server {
   };
 
   async function streamEvents({ res, id }: Ctx): Promise<void> {
+    // Watch for the client leaving from the start: it may go while the snapshot is being read.
+    const gone = clientGone(res);
     // Subscribe before reading the snapshot so nothing between the two is lost; buffered events
     // are replayed after the snapshot (a stage may then appear twice, in order — harmless).
     const buffered: SessionEvent[] = [];
@@ -89,26 +99,34 @@ export function createApiServer(opts: ApiServerOptions): Server {
       unsubscribe();
       throw err;
     }
+    if (gone.aborted) {
+      unsubscribe();
+      return;
+    }
     const ping = setInterval(() => {
       if (!res.destroyed && !res.writableEnded) res.write(': ping\n\n');
     }, keepAliveMs);
     ping.unref();
     await new Promise<void>((resolve) => {
-      const end = (): void => {
-        clearInterval(ping);
-        unsubscribe();
-        resolve();
-      };
-      res.once('close', end);
+      gone.addEventListener(
+        'abort',
+        () => {
+          clearInterval(ping);
+          unsubscribe();
+          resolve();
+        },
+        { once: true },
+      );
     });
   }
 
   async function streamLogs({ res, url, id }: Ctx): Promise<void> {
     const from = queryInt(url, 'from');
     const follow = queryFlag(url, 'follow');
+    // Registered before the first await: the client may leave while the session is looked up.
+    const gone = clientGone(res);
     await service.get(id); // a clean 404 before the stream starts
-    const abort = new AbortController();
-    res.once('close', () => abort.abort());
+    if (gone.aborted) return;
     res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
     const line = (m: LogMessage): void => {
       if (res.destroyed || res.writableEnded) return;
@@ -117,13 +135,13 @@ export function createApiServer(opts: ApiServerOptions): Server {
     const ping = setInterval(() => line({ type: 'ping' }), keepAliveMs);
     ping.unref();
     try {
-      for await (const chunk of service.logs(id, { ...(from !== undefined ? { from } : {}), follow, signal: abort.signal })) {
-        if (abort.signal.aborted) break;
+      for await (const chunk of service.logs(id, { ...(from !== undefined ? { from } : {}), follow, signal: gone })) {
+        if (gone.aborted) break;
         line({ type: 'output', chunk: toWire(chunk) });
       }
-      if (!abort.signal.aborted) line({ type: 'end' });
+      if (!gone.aborted) line({ type: 'end' });
     } catch (err) {
-      if (!abort.signal.aborted) line({ type: 'error', error: toErrorResponse(err).body.error });
+      if (!gone.aborted) line({ type: 'error', error: toErrorResponse(err).body.error });
     } finally {
       clearInterval(ping);
     }

@@ -14,7 +14,7 @@ import { errorMessage, withRollbackErrors } from '../shared/errors.js';
 import { sanitize } from '../shared/sanitize.js';
 import { diagnostic, secretIds, SECRET_REF, setSessionState, type ManagerContext } from './context.js';
 import { reachedCheckpoint } from './hooks.js';
-import type { StageRecord } from './service.js';
+import type { AgentProcessView, StageRecord } from './service.js';
 import { applyStageEvent, failOpenStages } from './stages.js';
 
 export const AGENT_START_STAGE = 'agent_start';
@@ -98,12 +98,16 @@ export class SessionLaunch {
     ctx.store.putSecret(ids.authToken, instance.secrets.authToken);
     ctx.store.putSecret(ids.bootstrapNonce, instance.secrets.bootstrapNonce);
     reachedCheckpoint(ctx.hooks, 'secrets_stored', this.#sessionId);
-    this.#writeRow('ready', { ...instance.metadata, ...secretMetadata(ids) }, { [SECRET_REF.authToken]: ids.authToken, [SECRET_REF.bootstrapNonce]: ids.bootstrapNonce });
+    // On a pure reconnect the agent recorded by the earlier controller still belongs to this agentctl.
+    const recordedAgent = this.mode.kind === 'revive' && !instance.revived ? this.mode.row.metadata[AGENT_PROCESS_KEY] : undefined;
+    const carried: Record<string, string> = recordedAgent !== undefined ? { [AGENT_PROCESS_KEY]: recordedAgent } : {};
+    this.#writeRow('ready', { ...instance.metadata, ...secretMetadata(ids), ...carried }, { [SECRET_REF.authToken]: ids.authToken, [SECRET_REF.bootstrapNonce]: ids.bootstrapNonce });
     reachedCheckpoint(ctx.hooks, 'ready', this.#sessionId);
     const live = ctx.live.replace(this.#sessionId, instance);
-    const agentId = await this.#stage(AGENT_START_STAGE, () => ensureAgent(ctx, this.session, instance));
+    const agent = await this.#stage(AGENT_START_STAGE, () => ensureAgent(ctx, this.session, instance, recordedAgent));
+    const agentId = agent.id;
     live.agentProcessId = agentId;
-    live.agent = { id: agentId, status: 'running', exitCode: null };
+    live.agent = agent;
     this.#writeRow('ready', { ...(this.#lastRow?.metadata ?? {}), [AGENT_PROCESS_KEY]: agentId }, this.#lastRow?.secretRefs ?? {});
     reachedCheckpoint(ctx.hooks, 'agent_started', this.#sessionId);
     setSessionState(ctx, this.#sessionId, 'ready', null, { workspacePath: instance.workspacePath });
@@ -253,15 +257,29 @@ function pickSecretMetadata(metadata: Readonly<Record<string, string>>): Record<
 
 /**
  * Starts the session's agent unless one is already running in the instance (after a reconnect the
- * agent of the earlier controller keeps running: it must not be started twice).
+ * agent of the earlier controller keeps running: it must not be started twice). `recordedAgentId`
+ * is the agent the ready row recorded for this same agentctl (pure reconnects only): when it has
+ * run to its end it is not started again — it finished its task, and a controller restart must not
+ * repeat it. A new agent starts when agentctl itself was (re)started (a resume after stop, or after
+ * agentctl died) or when no agent was recorded yet (a launch cut short before the agent started).
  */
-export async function ensureAgent(ctx: ManagerContext, session: SessionRecord, instance: ExecutorInstance): Promise<string> {
+export async function ensureAgent(
+  ctx: ManagerContext,
+  session: SessionRecord,
+  instance: ExecutorInstance,
+  recordedAgentId?: string,
+): Promise<AgentProcessView> {
   const processes = await instance.client.listProcesses();
   const agents = processes.filter((p) => p.kind === 'agent');
   const running = agents.find((p) => p.status === 'running');
   if (running) {
     ctx.log.info({ session: session.id, process: running.id }, 'agent already running; not starting another');
-    return running.id;
+    return { id: running.id, status: 'running', exitCode: null };
+  }
+  const finished = instance.revived || recordedAgentId === undefined ? undefined : agents.find((p) => p.id === recordedAgentId);
+  if (finished) {
+    ctx.log.info({ session: session.id, process: finished.id, exitCode: finished.exit_code }, 'agent already ran to its end; not starting it again');
+    return { id: finished.id, status: 'exited', exitCode: finished.exit_code };
   }
   const id = `agent-${agents.length + 1}`;
   const command = session.request.agentCommand;
@@ -272,7 +290,7 @@ export async function ensureAgent(ctx: ManagerContext, session: SessionRecord, i
       command,
       env: { ...session.request.agentEnv, BERTH_PROMPT: session.request.prompt ?? '' },
     });
-    return info.id;
+    return { id: info.id, status: 'running', exitCode: null };
   } catch (err) {
     if (isAgentctlHttpError(err) && err.status === 400 && /cannot start/.test(err.message)) {
       const notFound = /ENOENT/.test(err.message);

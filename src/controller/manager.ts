@@ -42,6 +42,8 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
   /** In-flight background work per session (launch/resume), awaited by close() and waitUntilSettled(). */
   readonly #inflight = new Map<string, Promise<void>>();
   readonly #shutdown = new AbortController();
+  /** Cancels the launch/resume in flight per session (a remove does not wait for a slow clone). */
+  readonly #cancels = new Map<string, AbortController>();
   #closed = false;
 
   constructor(ctx: ManagerContext) {
@@ -110,7 +112,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
         row = this.#ctx.store.getRuntime(id);
       }
       const mode: LaunchMode = row && !isProvisionalState(row.state) ? { kind: 'revive', row } : { kind: 'fresh' };
-      await new SessionLaunch(this.#ctx, session, mode, executorName, this.#shutdown.signal).run();
+      await this.#cancellable(id, (signal) => new SessionLaunch(this.#ctx, session, mode, executorName, signal).run());
     });
     const tracked = run.then(() => undefined, () => undefined);
     this.#inflight.set(id, tracked);
@@ -125,8 +127,19 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
     await this.#ctx.locks.run(id, async () => {
       const session = this.#ctx.store.getSession(id);
       if (!session) return;
-      await new SessionLaunch(this.#ctx, session, mode, executorName, this.#shutdown.signal).run();
+      await this.#cancellable(id, (signal) => new SessionLaunch(this.#ctx, session, mode, executorName, signal).run());
     });
+  }
+
+  /** Runs a launch with a signal that close() and remove() abort. */
+  async #cancellable(id: string, fn: (signal: AbortSignal) => Promise<void>): Promise<void> {
+    const cancel = new AbortController();
+    this.#cancels.set(id, cancel);
+    try {
+      await fn(AbortSignal.any([this.#shutdown.signal, cancel.signal]));
+    } finally {
+      if (this.#cancels.get(id) === cancel) this.#cancels.delete(id);
+    }
   }
 
   // ---- read -----------------------------------------------------------------------------------
@@ -190,6 +203,8 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
 
   async remove(id: string, opts: { force?: boolean } = {}): Promise<void> {
     this.#require(id);
+    // A launch in flight is cancelled (it rolls back what it created) rather than waited for.
+    this.#cancels.get(id)?.abort(new Error(`session ${id} is being removed`));
     await this.#ctx.locks.run(id, async () => {
       const session = this.#require(id);
       const row = this.#ctx.store.getRuntime(id);

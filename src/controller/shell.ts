@@ -18,8 +18,9 @@
  * its jobs get SIGHUP, as when a terminal window closes). `script` stays in the foreground of the
  * wrapper on purpose: as a background job of a non-interactive sh it would inherit SIGINT ignored,
  * and Ctrl-C would not interrupt programs in the shell.
- * Limitation: a killed wrapper cannot remove its state dir (`/tmp/berth-shell-*`, mode 0700, one
- * small file); a shell that exits by itself removes it.
+ * A killed wrapper cannot remove its state dir (`/tmp/berth-shell-*`, mode 0700, two small files);
+ * the dir records the wrapper's pid, and the next shell opened on that machine removes the dirs
+ * whose wrapper is gone. A shell that exits by itself removes its own.
  * @module
  */
 import { randomBytes } from 'node:crypto';
@@ -47,8 +48,11 @@ export interface ShellPort {
 const WRAPPER = [
   'd="$1"',
   'command -v script >/dev/null 2>&1 || { echo "berth shell: the workspace has no \'script\' (util-linux)" >&2; exit 125; }',
+  // State dirs of earlier wrappers that were SIGKILLed (their EXIT trap never ran): ours, with a dead pid.
+  'for o in "${d%/*}"/berth-shell-*; do [ -O "$o" ] && p=$(cat "$o/pid" 2>/dev/null) && [ -n "$p" ] && ! kill -0 "$p" 2>/dev/null && rm -rf "$o"; done',
   '(umask 077 && mkdir "$d") || { echo "berth shell: cannot create $d" >&2; exit 125; }',
   'trap \'rm -rf "$d"\' EXIT',
+  'echo $$ > "$d/pid.tmp" && mv "$d/pid.tmp" "$d/pid"',
   // Trapped, so the wrapper outlives `script` and removes the state dir when a signal ends the shell.
   "trap 'exit 129' HUP",
   "trap 'exit 143' TERM",

@@ -4,18 +4,9 @@
  * @module
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { procStartTime } from '../../shared/proc.js';
 
-/** Start time of a process in clock ticks since boot (field 22 of /proc/<pid>/stat), or null. */
-export function procStartTime(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // comm (field 2) may contain spaces and parentheses: split after the last ')'
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return rest[19] ?? null;
-  } catch {
-    return null;
-  }
-}
+export { procStartTime };
 
 export function isAlive(pid: number): boolean {
   try {

@@ -14,6 +14,7 @@ import {
   processesWithCwd,
   startController,
   tempDir,
+  until,
   waitForOutput,
 } from './helpers.js';
 
@@ -118,6 +119,24 @@ describe('Controller restart with sessions running', () => {
     expect((await c.get(s.id)).state).toBe('stopped');
     expect(agentctlPids(dataDir)).toHaveLength(before);
     expect((await c.resume(s.id)).state).toBe('ready');
+    await c.remove(s.id);
+  });
+
+  it('does not run an agent that finished again when the controller restarts (agentctl kept running)', async () => {
+    const s = await c.launch({ repository: { path: makeRepo(work, 'e', 'marker-e') }, env: FAST_AGENT_ENV });
+    expect((await c.waitUntilSettled(s.id)).state).toBe('ready');
+    await waitForOutput(c, s.id, /ready for instructions/);
+    await c.sendInput(s.id, '', { eof: true }); // the agent finishes its task and exits
+    await waitForOutput(c, s.id, /stdin closed, done/);
+    await until(async () => ((await c.get(s.id)).agentProcess?.status === 'exited' ? true : undefined), 'agent exited');
+    await c.close();
+    c = await startController(dataDir, agentctl);
+    const view = await c.get(s.id);
+    expect(view.state).toBe('ready');
+    expect(view.agentProcess, 'the finished agent is reported, not started again').toMatchObject({ id: 'agent-1', status: 'exited', exitCode: 0 });
+    const output = await outputSoFar(c, s.id);
+    expect(output.match(/agent> starting/g), 'the agent ran once').toHaveLength(1);
+    expect(processesWithCwd(view.workspacePath!)).toHaveLength(0);
     await c.remove(s.id);
   });
 
