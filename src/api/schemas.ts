@@ -66,7 +66,12 @@ export const SessionViewSchema = z.object({
   name: z.string().nullable(),
   executor: z.string(),
   agent: z.string(),
-  repository: z.object({ url: z.string().optional(), path: z.string().optional(), branch: z.string().optional() }),
+  repository: z.object({
+    url: z.string().optional().meta({ description: 'The clone URL, never with credentials (they are split off at launch).' }),
+    path: z.string().optional(),
+    branch: z.string().optional(),
+    credentials: z.boolean().optional().meta({ description: 'True when the launch URL carried a credential: stored encrypted, used only to clone.' }),
+  }),
   state: SessionStateSchema,
   createdAt: z.string(),
   updatedAt: z.string(),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseCommandLine, parseEnvPairs } from './args.js';
+import { parseCommandLine, parseEnvNames, parseEnvPairs } from './args.js';
 import { UsageError } from './exit-codes.js';
 
 function run(argv: string[]) {
@@ -30,6 +30,11 @@ describe('parseCommandLine', () => {
   it('parses launch flags, including repeated --env', () => {
     const inv = run(['launch', '--repo', '.', '--agent', 'demo', '--env', 'A=1', '--env', 'B=x=y', '-d']);
     expect(inv.parsed.values).toMatchObject({ repo: '.', agent: 'demo', env: ['A=1', 'B=x=y'], detach: true });
+  });
+
+  it('parses repeated --secret-env names', () => {
+    const inv = run(['launch', '--repo', '.', '--secret-env', 'API_KEY', '--secret-env=OTHER_TOKEN']);
+    expect(inv.parsed.values['secret-env']).toEqual(['API_KEY', 'OTHER_TOKEN']);
   });
 
   it('takes everything after -- as the exec command, flags included', () => {
@@ -84,5 +89,29 @@ describe('parseEnvPairs', () => {
 
   it.each(['novalue', '=v', '1A=v', 'A-B=v'])('rejects %s naming the flag', (pair) => {
     expect(() => parseEnvPairs([pair], '--env', 'launch')).toThrow(/--env: expected K=V/);
+  });
+});
+
+describe('parseEnvNames', () => {
+  it('keeps the names in order, without duplicates', () => {
+    expect(parseEnvNames(['B', 'A_1', 'B'], '--secret-env', 'launch')).toEqual(['B', 'A_1']);
+    expect(parseEnvNames(undefined, '--secret-env', 'launch')).toEqual([]);
+  });
+
+  it.each(['', '1A', 'A-B', 'A B'])('rejects %j naming the flag', (name) => {
+    const err = (() => {
+      try {
+        parseEnvNames([name], '--secret-env', 'launch');
+      } catch (e) {
+        return e;
+      }
+      return null;
+    })();
+    expect(err).toBeInstanceOf(UsageError);
+    expect((err as UsageError).message).toMatch(/^--secret-env: expected an environment variable name/);
+  });
+
+  it('explains that a K=V value is not taken (the value never goes on the command line)', () => {
+    expect(() => parseEnvNames(['API_KEY=abc'], '--secret-env', 'launch')).toThrow(/give only the name/);
   });
 });

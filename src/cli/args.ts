@@ -133,3 +133,16 @@ export function parseEnvPairs(pairs: readonly string[] | undefined, flag: string
   }
   return env;
 }
+
+/** Parses repeated variable-name flags (`--secret-env NAME`), dropping duplicates (UsageError naming the flag on a bad name). */
+export function parseEnvNames(names: readonly string[] | undefined, flag: string, command: string): string[] {
+  const out: string[] = [];
+  for (const name of names ?? []) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+      const hint = name.includes('=') ? ' (give only the name: the value is read from the environment of berth serve)' : '';
+      throw new UsageError(`${flag}: expected an environment variable name, got '${name}'${hint}`, command);
+    }
+    if (!out.includes(name)) out.push(name);
+  }
+  return out;
+}

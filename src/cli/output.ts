@@ -92,7 +92,7 @@ export function renderStatus(v: SessionView, format: OutputFormat, now: Date): s
     ['State', v.state],
     ['Agent', agent],
     ['Executor', v.executor],
-    ['Repository', `${repoText(v)}${v.repository.branch ? ` (branch ${v.repository.branch})` : ''}`],
+    ['Repository', `${repoText(v)}${v.repository.branch ? ` (branch ${v.repository.branch})` : ''}${v.repository.credentials ? ' (credential stored encrypted)' : ''}`],
     ['Workspace', v.workspacePath ?? '-'],
     ['Created', `${v.createdAt} (${formatAge(v.createdAt, now)} ago)`],
   ];

@@ -56,6 +56,12 @@ const launchOptions: Record<string, OptionSpec> = {
   executor: { type: 'string', value: 'NAME', description: 'executor or profile from the config (default: local)' },
   name: { type: 'string', value: 'NAME', description: 'a human name for the session' },
   env: { type: 'string', multiple: true, value: 'K=V', description: 'extra environment for the agent (repeatable)' },
+  'secret-env': {
+    type: 'string',
+    multiple: true,
+    value: 'NAME',
+    description: "pass the controller's environment variable NAME to the agent (repeatable); the value is read by berth serve at launch and resume, never stored",
+  },
   prompt: { type: 'string', value: 'TEXT', description: 'task text handed to the agent' },
   detach: { type: 'boolean', short: 'd', description: 'print the session id and return without waiting for the launch' },
 };
@@ -79,12 +85,12 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'launch a session and show its stages live',
     usage: 'launch --repo URL|PATH [--agent NAME] [--executor NAME] [flags]',
     description:
-      'Creates a session and follows its launch stage by stage (each with its duration; while a stage waits, the reason). Ends with the session id and how to get in. Exits 1 if the launch fails, naming the failed stage. With -o json|yaml the progress goes to stderr and the final session view to stdout; with --detach only the id is printed. Ctrl-C stops following (the launch continues).',
+      'Creates a session and follows its launch stage by stage (each with its duration; while a stage waits, the reason). Ends with the session id and how to get in. Exits 1 if the launch fails, naming the failed stage. With -o json|yaml the progress goes to stderr and the final session view to stdout; with --detach only the id is printed. Ctrl-C stops following (the launch continues). Credentials in an http(s) --repo URL are split off: the session shows the URL without them, the credential is stored encrypted and used only for the clone (the workspace\'s origin has no credentials).',
     options: launchOptions,
     positionals: [],
     formats: ['table', 'json', 'yaml'],
     load: cmd(() => import('./commands/launch.js')),
-    examples: ['berth launch --repo https://github.com/org/app.git --branch main --agent demo', 'berth launch --repo . --name fix-tests --prompt "make the tests pass"'],
+    examples: ['berth launch --repo https://github.com/org/app.git --branch main --agent demo', 'berth launch --repo . --name fix-tests --prompt "make the tests pass"', 'berth launch --repo https://user:TOKEN@git.example.com/app.git --secret-env ANTHROPIC_API_KEY'],
   },
   {
     name: 'ls',

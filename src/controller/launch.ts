@@ -7,13 +7,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { isAgentctlHttpError } from '../client/index.js';
-import type { CreateInstanceRequest, ExecutorInstance, InstanceSecrets, RuntimeCheckpoint, StageEvent } from '../executors/executor.js';
+import type { CreateInstanceRequest, ExecutorInstance, InstanceSecrets, RepositoryCredentials, RepositorySpec, RuntimeCheckpoint, StageEvent } from '../executors/executor.js';
 import { isLaunchError, LaunchError } from '../executors/executor.js';
 import { SECRET_ID_KEY_PREFIX, type RuntimeRecord, type SessionRecord } from '../inventory/index.js';
 import { errorMessage, withRollbackErrors } from '../shared/errors.js';
 import { sanitize } from '../shared/sanitize.js';
 import { diagnostic, secretIds, SECRET_REF, setSessionState, type ManagerContext } from './context.js';
 import { reachedCheckpoint } from './hooks.js';
+import { decodeRepoCredentials, repoCredentialId } from './repo-credentials.js';
 import type { AgentProcessView, StageRecord } from './service.js';
 import { applyStageEvent, failOpenStages } from './stages.js';
 
@@ -66,9 +67,14 @@ export class SessionLaunch {
     try {
       const secretEnv = this.#resolveSecretEnv();
       const previous = this.mode.kind === 'revive' ? { metadata: this.mode.row.metadata, secrets: this.#revealSecrets(this.mode.row) } : undefined;
+      const { url, path, branch } = this.session.repository;
+      const repository: RepositorySpec = { ...(url !== undefined ? { url } : {}), ...(path !== undefined ? { path } : {}), ...(branch !== undefined ? { branch } : {}) };
+      // only a fresh launch clones; a revive keeps the workspace and needs no credential
+      const repositoryCredentials = this.mode.kind === 'fresh' && this.session.repository.credentials === true ? this.#revealRepoCredentials() : undefined;
       const req: CreateInstanceRequest = {
         identity: { instanceId: this.#instanceId, sessionId: this.#sessionId, taskId: this.#sessionId, environmentId: this.#sessionId },
-        repository: this.session.repository,
+        repository,
+        ...(repositoryCredentials ? { repositoryCredentials } : {}),
         env: this.session.request.env,
         secretEnv,
         profile: { executor: this.#executorName, type: 'local', settings: {}, env: this.session.request.profileEnv },
@@ -230,6 +236,16 @@ export class SessionLaunch {
       out[name] = value;
     }
     return out;
+  }
+
+  #revealRepoCredentials(): RepositoryCredentials {
+    try {
+      return decodeRepoCredentials(this.ctx.store.revealSecret(repoCredentialId(this.#sessionId)));
+    } catch (err) {
+      throw new LaunchError('initialize', 'CredentialsMissing', `repository.url: the stored credential of session ${this.#sessionId} cannot be read (remove the session and launch again)`, {
+        cause: err,
+      });
+    }
   }
 
   #revealSecrets(row: RuntimeRecord): InstanceSecrets {

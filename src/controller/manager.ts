@@ -16,6 +16,7 @@ import { reachedCheckpoint } from './hooks.js';
 import { SessionLaunch, type LaunchMode } from './launch.js';
 import type { LiveSession } from './live.js';
 import { recoverSession } from './recover.js';
+import { encodeRepoCredentials, repoCredentialId, sessionOfRepoCredential, splitRepositoryRef } from './repo-credentials.js';
 import { newShellDir, PtyShell, resizeCommand, shellCommand, type ShellPortMessage } from './shell.js';
 import {
   LaunchValidationError,
@@ -55,7 +56,8 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
   async launch(req: LaunchRequest): Promise<SessionView> {
     this.#assertOpen();
     const { config } = this.#ctx;
-    const repository = validateRepositoryRef(req.repository);
+    // Credentials in the URL never reach the session row, the view or an event: they are split off here.
+    const { repository, credentials } = splitRepositoryRef(validateRepositoryRef(req.repository));
     const agentName = req.agent ?? config.defaults.agent;
     const agent = config.agents[agentName];
     if (!agent) throw new LaunchValidationError('agent', `unknown agent '${agentName}' (configured: ${Object.keys(config.agents).join(', ')})`);
@@ -69,25 +71,35 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
       if (this.#ctx.secretSource(name) === undefined) throw new LaunchValidationError(`secretEnv.${name}`, 'is not set in the controller environment');
     }
     const prompt = req.prompt ?? null;
-    const record = this.#ctx.store.insertSession({
-      id: `s-${randomBytes(5).toString('hex')}`,
-      name: req.name ?? null,
-      executor: executorName,
-      agent: agentName,
-      repository,
-      request: {
-        env: { ...(req.env ?? {}) },
-        secretEnv: [...(req.secretEnv ?? [])],
-        prompt,
-        agentCommand: renderAgentCommand(agent, prompt ?? ''),
-        agentEnv: { ...agent.env },
-        profileEnv,
-      },
-      state: 'launching',
-      error: null,
-      stages: [],
-      workspacePath: null,
-    });
+    const id = `s-${randomBytes(5).toString('hex')}`;
+    // Stored before the session row: a crash in between leaves an orphan the start-up sweep removes,
+    // never a session that needs a credential which was not stored.
+    if (credentials) this.#ctx.store.putSecret(repoCredentialId(id), encodeRepoCredentials(credentials));
+    let record: SessionRecord;
+    try {
+      record = this.#ctx.store.insertSession({
+        id,
+        name: req.name ?? null,
+        executor: executorName,
+        agent: agentName,
+        repository,
+        request: {
+          env: { ...(req.env ?? {}) },
+          secretEnv: [...(req.secretEnv ?? [])],
+          prompt,
+          agentCommand: renderAgentCommand(agent, prompt ?? ''),
+          agentEnv: { ...agent.env },
+          profileEnv,
+        },
+        state: 'launching',
+        error: null,
+        stages: [],
+        workspacePath: null,
+      });
+    } catch (err) {
+      if (credentials) this.#ctx.store.deleteSecret(repoCredentialId(id));
+      throw err;
+    }
     this.#ctx.events.emit({ type: 'state', sessionId: record.id, state: 'launching', error: null, at: record.createdAt });
     reachedCheckpoint(this.#ctx.hooks, 'session_created', record.id);
     this.#background(record.id, () => this.#runLaunch(record.id, executor.name, { kind: 'fresh' }));
@@ -233,6 +245,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
         this.#ctx.log.warn({ session: id, err: message }, 'forced remove: cleanup failed, forgetting the session anyway');
         diagnostic(this.#ctx, id, 'CleanupFailed', message);
       }
+      this.#ctx.store.deleteSecret(repoCredentialId(id));
       this.#ctx.store.deleteSession(id);
       diagnostic(this.#ctx, id, 'Removed', `session ${id} removed`);
       this.#ctx.events.forget(id);
@@ -451,8 +464,12 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
     return { executor, profileEnv: { ...(profile?.env ?? {}) } };
   }
 
-  /** Secrets of instances no runtime row references (a crash between storing and recording them). */
+  /**
+   * Secrets of instances no runtime row references (a crash between storing and recording them),
+   * and repository credentials of sessions that do not exist (a crash before the session row).
+   */
   #sweepOrphanSecrets(): void {
+    const sessions = new Set(this.#ctx.store.listSessions().map((s) => s.id));
     const referenced = new Set<string>();
     for (const row of this.#ctx.store.listRuntime()) {
       for (const id of Object.values(row.secretRefs)) referenced.add(id);
@@ -462,6 +479,8 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
     }
     for (const id of this.#ctx.store.listSecretIds()) {
       if (id.startsWith('agentctl-') && !referenced.has(id)) this.#ctx.store.deleteSecret(id);
+      const owner = sessionOfRepoCredential(id);
+      if (owner !== null && !sessions.has(owner)) this.#ctx.store.deleteSecret(id);
     }
   }
 }

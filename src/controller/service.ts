@@ -37,7 +37,14 @@ export interface RepositoryRef {
   branch?: string;
 }
 
+/** The repository of a session as shown: the URL never carries credentials. */
+export interface RepositoryView extends RepositoryRef {
+  /** True when the launch URL carried a credential; it is stored encrypted and used only to clone. */
+  credentials?: boolean;
+}
+
 export interface LaunchRequest {
+  /** A URL with credentials (`https://user:token@host/x.git`) is accepted: see RepositoryView.credentials. */
   repository: RepositoryRef;
   /** Agent profile name from the config (default: `demo`, the scripted demo agent). */
   agent?: string;
@@ -69,7 +76,7 @@ export interface SessionView {
   name: string | null;
   executor: string;
   agent: string;
-  repository: RepositoryRef;
+  repository: RepositoryView;
   state: SessionState;
   createdAt: string;
   updatedAt: string;

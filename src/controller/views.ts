@@ -4,6 +4,7 @@
  */
 import type { SessionRecord } from '../inventory/index.js';
 import type { LiveSession } from './live.js';
+import { redactRepositoryUrl } from './repo-credentials.js';
 import type { SessionState, SessionView } from './service.js';
 
 const STATES: readonly SessionState[] = ['launching', 'ready', 'stopping', 'stopped', 'failed', 'removing'];
@@ -18,7 +19,7 @@ export function toView(record: SessionRecord, live: LiveSession | undefined): Se
     name: record.name,
     executor: record.executor,
     agent: record.agent,
-    repository: { ...record.repository },
+    repository: { ...record.repository, ...(record.repository.url !== undefined ? { url: redactRepositoryUrl(record.repository.url) } : {}) },
     state: toSessionState(record.state),
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,

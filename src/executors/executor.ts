@@ -39,6 +39,16 @@ export interface RepositorySpec {
   branch?: string;
 }
 
+/**
+ * A credential for cloning over HTTP(S), split off the repository URL by the manager and kept in
+ * the encrypted store. Executors hand it to git without argv, config files or logs.
+ */
+export interface RepositoryCredentials {
+  username: string;
+  /** May be empty (a token given as the user name). */
+  password: string;
+}
+
 /** The executor profile as resolved at launch (recorded so a reconnect uses the same settings). */
 export interface ExecutorProfileSnapshot {
   /** Name of the executor entry in the config. */
@@ -68,7 +78,10 @@ export interface RuntimeCheckpoint {
 
 export interface CreateInstanceRequest {
   identity: InstanceIdentity;
+  /** The clone source; a URL never carries credentials here (see `repositoryCredentials`). */
   repository: RepositorySpec;
+  /** The credential for cloning `repository.url` (revealed from the encrypted store); never persisted. */
+  repositoryCredentials?: RepositoryCredentials;
   /** Environment of every process in the instance (request env + profile env). */
   env: Readonly<Record<string, string>>;
   /** Approved secret env, values resolved by the manager; handed to agentctl, never persisted. */

@@ -18,9 +18,12 @@ export interface PersistedStage {
 }
 
 export interface PersistedRepository {
+  /** Never with credentials: they are split off into the encrypted secret store. */
   url?: string;
   path?: string;
   branch?: string;
+  /** True when a credential for `url` is held in the secret store. */
+  credentials?: boolean;
 }
 
 export interface SessionRequestData {
@@ -151,7 +154,7 @@ const StageSchema = z.object({
   message: z.string().nullable(),
 });
 const StagesSchema = z.array(StageSchema);
-const RepositorySchema = z.object({ url: z.string().optional(), path: z.string().optional(), branch: z.string().optional() });
+const RepositorySchema = z.object({ url: z.string().optional(), path: z.string().optional(), branch: z.string().optional(), credentials: z.boolean().optional() });
 const RequestSchema = z.object({
   env: z.record(z.string(), z.string()),
   secretEnv: z.array(z.string()),

@@ -7,6 +7,8 @@ describe('sanitize', () => {
     ['opaque hex nonces', 'nonce 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 rejected', '9f86d081884c7d659a2feaa0c55ad015'],
     ['key=value secrets', 'config token=s3cr3t-value failed', 's3cr3t-value'],
     ['URL credentials', 'clone https://user:pa55@example.com/repo.git failed', 'pa55'],
+    ['URL credentials with an unencoded @', "clone 'https://user:pa@55x@example.com/repo.git' failed", '55x'],
+    ['a token as the URL user name', 'clone https://tok3n-value@example.com/repo.git failed', 'tok3n-value'],
     ['URL query strings', 'fetch https://example.com/x?access_token=zzz failed', 'zzz'],
     ['GitHub tokens', 'push with ghp_ABCDEFGHIJKLMNOP failed', 'ghp_ABCDEFGHIJKLMNOP'],
   ])('redacts %s', (_name, input, secret) => {

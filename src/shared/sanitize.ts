@@ -16,8 +16,11 @@ const TOKEN_PATTERNS: RegExp[] = [
   /[A-Za-z0-9_+/=-]{32,}/g,
 ];
 
-/** Credentials in URLs (`https://user:pass@host`) and query strings. */
-const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi;
+/**
+ * Credentials in URLs (`https://user:pass@host`) and query strings. The userinfo runs to the last
+ * `@` before the path, so a password with an unencoded `@` is removed whole.
+ */
+const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^/\s?#'"]*@/gi;
 const URL_QUERY = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s?#]*)\?[^\s#]*/gi;
 
 /**

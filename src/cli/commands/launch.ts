@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import type { LaunchRequest, SessionView } from '../../controller/service.js';
 import type { BerthClient } from '../../api/client.js';
-import { parseEnvPairs } from '../args.js';
+import { parseEnvPairs, parseEnvNames } from '../args.js';
 import { write, type CliContext } from '../context.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { formatData, formatDuration } from '../output.js';
@@ -37,6 +37,8 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
   if (typeof v.name === 'string') req.name = v.name;
   if (typeof v.prompt === 'string') req.prompt = v.prompt;
   if (Object.keys(env).length > 0) req.env = env;
+  const secretEnv = parseEnvNames(v['secret-env'] as string[] | undefined, '--secret-env', 'launch');
+  if (secretEnv.length > 0) req.secretEnv = secretEnv;
 
   const client = ctx.client();
   const view = await client.launch(req);

@@ -191,7 +191,7 @@ export class FreshLaunch extends LocalLaunchBase {
     this.#createdSessionDir = true;
     this.meta = { ...this.meta, workspaceCreated: true, launchKind: 'fresh' };
     await this.checkpoint(CHECKPOINT.workspaceCreated);
-    await cloneRepository(this.ctx.req.repository, this.meta.workspacePath, this.ctx.req.signal);
+    await cloneRepository(this.ctx.req.repository, this.meta.workspacePath, this.ctx.req.signal, this.ctx.req.repositoryCredentials);
   }
 
   async #rollback(launchErr: unknown): Promise<Error> {

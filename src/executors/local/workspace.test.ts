@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LaunchError } from '../executor.js';
-import { validateRepository } from './workspace.js';
+import { credentialEnv, validateRepository } from './workspace.js';
 
 describe('validateRepository', () => {
   let dir: string;
@@ -44,5 +44,22 @@ describe('validateRepository', () => {
     expect((caught as LaunchError).stage).toBe('workspace');
     expect((caught as LaunchError).reason).toBe(reason);
     expect((caught as LaunchError).message).toContain(message);
+  });
+});
+
+describe('credentialEnv', () => {
+  it('resets the user helpers and scopes a helper reading env vars to the URL origin', () => {
+    const env = credentialEnv('https://git.example.com:8443/org/app.git?x=1', { username: 'u', password: 'p4ss-w0rd' });
+    expect(env).toMatchObject({
+      GIT_CONFIG_COUNT: '2',
+      GIT_CONFIG_KEY_0: 'credential.helper',
+      GIT_CONFIG_VALUE_0: '',
+      GIT_CONFIG_KEY_1: 'credential.https://git.example.com:8443.helper',
+      BERTH_GIT_USERNAME: 'u',
+      BERTH_GIT_PASSWORD: 'p4ss-w0rd',
+    });
+    // the helper is config (not argv) and names the variables, never the values
+    expect(env.GIT_CONFIG_VALUE_1).toMatch(/^!f\(\) \{ test "\$1" = get \|\| exit 0; printf .*"\$BERTH_GIT_USERNAME" "\$BERTH_GIT_PASSWORD"; \}; f$/);
+    expect(env.GIT_CONFIG_VALUE_1).not.toContain('p4ss-w0rd');
   });
 });

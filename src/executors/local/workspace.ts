@@ -10,12 +10,42 @@ import { existsSync, statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { sanitize } from '../../shared/sanitize.js';
-import { LaunchError, type RepositorySpec } from '../executor.js';
+import { LaunchError, type RepositoryCredentials, type RepositorySpec } from '../executor.js';
 import { STAGE } from './constants.js';
 
 const CLONE_TIMEOUT_MS = 10 * 60_000;
 
-function git(args: string[], opts: { cwd?: string; signal?: AbortSignal } = {}): Promise<{ stdout: string; stderr: string }> {
+/** Env var names the one-shot credential helper reads (set only in the env of that git child). */
+const CRED_ENV = { username: 'BERTH_GIT_USERNAME', password: 'BERTH_GIT_PASSWORD' } as const;
+
+/**
+ * Git configuration, passed through `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` (git
+ * >= 2.31) so it is neither on argv nor written to the clone's `.git/config`: an empty
+ * `credential.helper` first drops the user's helpers (a `store` helper would otherwise save the
+ * credential on success), then a helper scoped to the clone URL answers `get` from the env vars
+ * above and ignores `store`/`erase`. Scoping it to the URL keeps it from answering a redirect to
+ * another host.
+ */
+export function credentialEnv(url: string, creds: RepositoryCredentials): Record<string, string> {
+  const helper = `!f() { test "$1" = get || exit 0; printf 'username=%s\\npassword=%s\\n' "$${CRED_ENV.username}" "$${CRED_ENV.password}"; }; f`;
+  return {
+    GIT_CONFIG_COUNT: '2',
+    GIT_CONFIG_KEY_0: 'credential.helper',
+    GIT_CONFIG_VALUE_0: '',
+    GIT_CONFIG_KEY_1: `credential.${credentialScope(url)}.helper`,
+    GIT_CONFIG_VALUE_1: helper,
+    [CRED_ENV.username]: creds.username,
+    [CRED_ENV.password]: creds.password,
+  };
+}
+
+/** `scheme://host[:port]` of the URL: git matches `credential.<url>.*` on scheme, host and port (a path would have to be a prefix). */
+function credentialScope(url: string): string {
+  const m = /^([a-z][a-z0-9+.-]*:\/\/[^/?#]*)/i.exec(url);
+  return m?.[1] ?? url;
+}
+
+function git(args: string[], opts: { cwd?: string; signal?: AbortSignal; env?: Record<string, string> } = {}): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolvePromise, reject) => {
     execFile(
       'git',
@@ -26,7 +56,7 @@ function git(args: string[], opts: { cwd?: string; signal?: AbortSignal } = {}):
         maxBuffer: 4 * 1024 * 1024,
         signal: opts.signal,
         // never prompt for credentials: a launch must fail, not hang
-        env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'echo' },
+        env: { ...withoutGitConfigEnv(process.env), GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'echo', ...opts.env },
       },
       (err, stdout, stderr) => (err ? reject(Object.assign(err, { stderr })) : resolvePromise({ stdout, stderr })),
     );
@@ -57,24 +87,36 @@ export function validateRepository(repo: RepositorySpec): { source: string; fiel
   throw fail('InvalidRepository', 'repository: set url or path');
 }
 
-/** Clones the repository into `target` (which must not exist yet). */
-export async function cloneRepository(repo: RepositorySpec, target: string, signal?: AbortSignal): Promise<void> {
+/** Our GIT_CONFIG_* entries must not be shifted or overridden by ones inherited from the controller's env. */
+function withoutGitConfigEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(env)) if (!/^GIT_CONFIG_(COUNT|KEY_\d+|VALUE_\d+)$/.test(k)) out[k] = v;
+  return out;
+}
+
+/**
+ * Clones the repository into `target` (which must not exist yet). `credentials` go to git through
+ * {@link credentialEnv} only; the clone's origin is the URL as given (without credentials), and
+ * the error text is scrubbed of the credential in case git ever echoes it.
+ */
+export async function cloneRepository(repo: RepositorySpec, target: string, signal?: AbortSignal, credentials?: RepositoryCredentials): Promise<void> {
   const { source, field } = validateRepository(repo);
   const args = ['clone', '--quiet'];
   if (field === 'repository.path') args.push('--local');
   if (repo.branch !== undefined) args.push('--branch', repo.branch);
   args.push('--', source, target);
   try {
-    await git(args, { signal });
+    const env = credentials && field === 'repository.url' ? credentialEnv(source, credentials) : undefined;
+    await git(args, { signal, ...(env ? { env } : {}) });
   } catch (err) {
-    const stderr = String((err as { stderr?: unknown }).stderr ?? '').trim();
+    const stderr = scrub(String((err as { stderr?: unknown }).stderr ?? '').trim(), credentials);
     const branchMissing = repo.branch !== undefined && /Remote branch .* not found/.test(stderr);
     throw new LaunchError(
       STAGE.workspace,
       branchMissing ? 'BranchNotFound' : 'CloneFailed',
       branchMissing
         ? `repository.branch: ${repo.branch} does not exist in ${sanitize(source)}`
-        : `${field}: git clone of ${sanitize(source)} failed: ${sanitize(lastLines(stderr) || (err as Error).message)}`,
+        : `${field}: git clone of ${sanitize(source)} failed: ${sanitize(lastLines(stderr) || scrub((err as Error).message, credentials))}${authHint(stderr, credentials)}`,
       { cause: err },
     );
   }
@@ -83,6 +125,24 @@ export async function cloneRepository(repo: RepositorySpec, target: string, sign
 /** Removes a session dir (idempotent). */
 export async function removeSessionDir(sessionDir: string): Promise<void> {
   await rm(sessionDir, { recursive: true, force: true, maxRetries: 3 });
+}
+
+/** Removes the credential (raw and percent-encoded) from text; sanitize() then handles the generic patterns. */
+function scrub(text: string, credentials: RepositoryCredentials | undefined): string {
+  if (!credentials) return text;
+  let out = text;
+  // a token given as the user name is the secret; a user name next to a password is only a login
+  const secrets = credentials.password === '' ? [credentials.username] : [credentials.password];
+  for (const value of secrets) {
+    if (value.length < 4) continue; // too short to scrub without mangling unrelated text; never a real token
+    for (const form of new Set([value, encodeURIComponent(value)])) out = out.split(form).join('***');
+  }
+  return out;
+}
+
+function authHint(stderr: string, credentials: RepositoryCredentials | undefined): string {
+  if (!/Authentication failed|could not read (Username|Password)|401|403/i.test(stderr)) return '';
+  return credentials ? ' (check the credentials in the repository URL)' : ' (the repository needs credentials: give them in the URL, e.g. https://user:TOKEN@host/repo.git)';
 }
 
 function lastLines(text: string): string {
