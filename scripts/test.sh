@@ -26,7 +26,7 @@ cluster_started=0
 stop_cluster() {
   if [ "$cluster_started" = 1 ]; then
     step "cluster down"
-    bash test/cluster/cluster.sh down || echo "warning: cluster:down failed; run 'npm run cluster:down' by hand" >&2
+    bash test/cluster/cluster.sh down || { echo "error: cluster:down failed; run 'npm run cluster:down' by hand" >&2; status=1; }
     cluster_started=0
   fi
 }
@@ -36,7 +36,10 @@ trap 'stop_cluster; exit 130' INT TERM
 if [ -z "${BERTH_TEST_KUBECONFIG:-}" ]; then
   step "cluster up (builds what is missing; the first build on a fresh machine takes a while)"
   cluster_started=1
-  if bash test/cluster/install-deps.sh && bash test/cluster/cluster.sh up; then
+  bash test/cluster/install-deps.sh || status=1
+  # What the host looks like before the cluster touches it; checked again after `down`.
+  bash test/cluster/host-snapshot.sh >"$results_dir/host-before.txt"
+  if bash test/cluster/cluster.sh up; then
     eval "$(bash test/cluster/cluster.sh env)"
   else
     echo "error: the test cluster did not come up; the Kubernetes tests cannot run (see the component logs printed above)" >&2
@@ -52,6 +55,17 @@ else
   status=1
 fi
 stop_cluster
+
+if [ -f "$results_dir/host-before.txt" ]; then
+  step "host restored after cluster down"
+  bash test/cluster/host-snapshot.sh >"$results_dir/host-after.txt"
+  if diff -u "$results_dir/host-before.txt" "$results_dir/host-after.txt"; then
+    echo "ok: no stray processes, links, routes, iptables rules, mounts, cgroups or sysctl changes"
+  else
+    echo "error: cluster:down left the host changed (diff above: - before up, + after down)" >&2
+    status=1
+  fi
+fi
 
 node scripts/test-summary.mjs "$results_dir"/*.json || status=1
 rm -rf "$results_dir"

@@ -75,6 +75,8 @@ export interface AgentctlOptions {
   nonce?: string | null;
   env?: Record<string, string>;
   instancePortCount?: number;
+  /** The program to run (default: this Node running dist/agentctl.cjs), e.g. the SEA binary. */
+  command?: string[];
 }
 
 export interface JsonResponse<T = unknown> {
@@ -96,13 +98,14 @@ export class AgentctlProcess {
     readonly instancePorts: number[],
     readonly nonce: string | null,
     readonly env: Record<string, string>,
+    readonly command: string[],
   ) {}
 
   static async start(options: AgentctlOptions = {}): Promise<AgentctlProcess> {
     await ensureBuilt();
     const [controlPort, ...instancePorts] = await freePorts(1 + (options.instancePortCount ?? 4));
     const nonce = options.nonce === undefined ? randomBytes(16).toString('hex') : options.nonce;
-    const proc = new AgentctlProcess(controlPort as number, instancePorts, nonce, options.env ?? {});
+    const proc = new AgentctlProcess(controlPort as number, instancePorts, nonce, options.env ?? {}, options.command ?? [process.execPath, BUNDLE]);
     await proc.#spawn();
     return proc;
   }
@@ -127,7 +130,8 @@ export class AgentctlProcess {
       ...this.env,
     };
     if (this.nonce !== null) env['AGENTCTL_BOOTSTRAP_NONCE'] = this.nonce;
-    const child = spawn(process.execPath, [BUNDLE], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const [program, ...args] = this.command as [string, ...string[]];
+    const child = spawn(program, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
     this.#child = child;
     live.add(this);
     child.stderr?.on('data', (d: Buffer) => (this.stderr += d.toString('utf8')));
