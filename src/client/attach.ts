@@ -3,16 +3,14 @@
  * output out (as StreamMessage) and its stdin, end of input and signals in (StreamClientMessage).
  * @module
  */
-import { MAX_STREAM_STDIN_BYTES, StreamMessageSchema, instanceRoutes } from '../protocol/index.js';
+import { MAX_STREAM_STDIN_BYTES, instanceRoutes } from '../protocol/index.js';
 import type { SignalName, StreamClientMessage, StreamMessage } from '../protocol/index.js';
 import { bytesToBase64 } from './base64.js';
 import { Connection } from './connection.js';
-import { AgentctlUnreachableError, ProtocolError } from './errors.js';
+import { AgentctlUnreachableError } from './errors.js';
 import type { RequestDescription } from './errors.js';
-import { describeIssues, toWebSocketUrl } from './http.js';
-import { isRetryable } from './retry.js';
-import type { StreamContext } from './stream.js';
-import { messageText } from './websocket.js';
+import { toWebSocketUrl } from './http.js';
+import { decodeStreamMessage, probeProcess, type StreamContext } from './stream.js';
 
 /** Options of `InstanceClient.attach`. */
 export interface AttachOptions {
@@ -169,27 +167,12 @@ export class ProcessAttachment implements AsyncIterable<StreamMessage> {
     }
   }
 
-  async #probe(): Promise<void> {
-    if (this.#signal?.aborted) return;
-    try {
-      await this.#ctx.probe({ signal: this.#signal });
-    } catch (err) {
-      if (this.#signal?.aborted || isRetryable(err)) return;
-      throw err;
-    }
+  #probe(): Promise<void> {
+    return probeProcess(this.#ctx, this.#signal);
   }
 
   #decode(data: unknown): StreamMessage {
-    let json: unknown;
-    try {
-      json = JSON.parse(messageText(data)) as unknown;
-    } catch {
-      throw new ProtocolError(this.#req, 'stream message is not JSON text');
-    }
-    const parsed = StreamMessageSchema.safeParse(json);
-    if (!parsed.success) {
-      throw new ProtocolError(this.#req, this.#ctx.transport.redact(describeIssues(parsed.error)), { cause: parsed.error });
-    }
-    return parsed.data;
+    return decodeStreamMessage(this.#ctx, this.#req, data);
   }
 }
+

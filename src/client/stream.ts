@@ -166,27 +166,40 @@ export class OutputStream implements AsyncIterable<StreamMessage> {
     }
   }
 
-  async #probe(): Promise<void> {
-    if (this.#signal?.aborted) return;
-    try {
-      await this.#ctx.probe({ signal: this.#signal });
-    } catch (err) {
-      if (this.#signal?.aborted || isRetryable(err)) return;
-      throw err;
-    }
+  #probe(): Promise<void> {
+    return probeProcess(this.#ctx, this.#signal);
   }
 
   #decode(data: unknown): StreamMessage {
-    let json: unknown;
-    try {
-      json = JSON.parse(messageText(data)) as unknown;
-    } catch {
-      throw new ProtocolError(this.#req, 'stream message is not JSON text');
-    }
-    const parsed = StreamMessageSchema.safeParse(json);
-    if (!parsed.success) {
-      throw new ProtocolError(this.#req, this.#ctx.transport.redact(describeIssues(parsed.error)), { cause: parsed.error });
-    }
-    return parsed.data;
+    return decodeStreamMessage(this.#ctx, this.#req, data);
   }
+}
+
+/**
+ * Asks over HTTP whether the streamed process (and agentctl) is there. Transient failures are
+ * swallowed (the caller re-dials or gives up by its own count); a typed refusal (401, 404) is thrown.
+ */
+export async function probeProcess(ctx: StreamContext, signal: AbortSignal | undefined): Promise<void> {
+  if (signal?.aborted) return;
+  try {
+    await ctx.probe({ signal });
+  } catch (err) {
+    if (signal?.aborted || isRetryable(err)) return;
+    throw err;
+  }
+}
+
+/** Decodes one server message of a process stream socket, at the edge. */
+export function decodeStreamMessage(ctx: StreamContext, req: RequestDescription, data: unknown): StreamMessage {
+  let json: unknown;
+  try {
+    json = JSON.parse(messageText(data)) as unknown;
+  } catch {
+    throw new ProtocolError(req, 'stream message is not JSON text');
+  }
+  const parsed = StreamMessageSchema.safeParse(json);
+  if (!parsed.success) {
+    throw new ProtocolError(req, ctx.transport.redact(describeIssues(parsed.error)), { cause: parsed.error });
+  }
+  return parsed.data;
 }
