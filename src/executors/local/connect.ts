@@ -11,10 +11,11 @@ export function controlClient(port: number, token?: string): ControlClient {
   return new ControlClient({ baseUrl: `http://${LOOPBACK}:${port}`, timeoutMs: 10_000, ...(token !== undefined ? { token } : {}) });
 }
 
-/** One cheap health probe (no retries). */
+/** One cheap health probe: a single attempt (the client's own retries would add 100 ms+ per refused probe). */
 export async function probeControl(port: number, timeoutMs = 1500): Promise<boolean> {
   try {
-    await controlClient(port).health({ timeoutMs, signal: AbortSignal.timeout(timeoutMs) });
+    const probe = new ControlClient({ baseUrl: `http://${LOOPBACK}:${port}`, timeoutMs, retry: { attempts: 1 } });
+    await probe.health({ timeoutMs, signal: AbortSignal.timeout(timeoutMs) });
     return true;
   } catch {
     return false;
