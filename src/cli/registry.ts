@@ -52,8 +52,8 @@ export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
 const launchOptions: Record<string, OptionSpec> = {
   repo: { type: 'string', value: 'URL|PATH', description: 'repository to work on: a clone URL or a local path (required)' },
   branch: { type: 'string', value: 'NAME', description: 'branch to check out' },
-  agent: { type: 'string', value: 'NAME', description: 'agent profile from the config (default: demo)' },
-  executor: { type: 'string', value: 'NAME', description: 'executor or profile from the config (default: local)' },
+  agent: { type: 'string', value: 'NAME', description: 'agent profile from the config (default: defaults.agent in berth.yaml, else demo)' },
+  executor: { type: 'string', value: 'NAME', description: 'executor or profile from the config (default: defaults.executor in berth.yaml, else local)' },
   name: { type: 'string', value: 'NAME', description: 'a human name for the session' },
   env: { type: 'string', multiple: true, value: 'K=V', description: 'extra environment for the agent (repeatable)' },
   'secret-env': {
