@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LaunchValidationError, SessionNotFoundError, SessionStateError } from '../controller/service.js';
+import { AgentctlHttpError } from '../client/index.js';
 import { HttpError, toErrorResponse } from './error-response.js';
 
 describe('toErrorResponse', () => {
@@ -14,6 +15,16 @@ describe('toErrorResponse', () => {
     const r = toErrorResponse(err);
     expect(r.status).toBe(status);
     expect(r.body.error.code).toBe(code);
+  });
+
+  it.each([
+    [400, 'bad_request'],
+    [404, 'not_found'],
+    [409, 'conflict'],
+    [500, 'internal'],
+  ] as const)('answers an agentctl %i with %s and agentctl’s own message, without the internal request line', (status, code) => {
+    const err = new AgentctlHttpError({ method: 'POST', path: '/api/v1/processes' }, { status, code: undefined, serverMessage: 'cwd: no such directory', mayHaveBeenApplied: false });
+    expect(toErrorResponse(err)).toEqual({ status: status === 500 ? 500 : status, body: { error: { code, message: 'cwd: no such directory' } } });
   });
 
   it('names the field of a launch validation error', () => {

@@ -44,6 +44,12 @@ export function toErrorResponse(err: unknown): { status: number; body: ErrorBody
       const path = (e as { path?: unknown }).path;
       return body('bad_request', e.message, typeof path === 'string' ? path : undefined);
     }
+    case 'AgentctlHttpError': {
+      // agentctl's own answer is the plain message; the request line (`agentctl POST …: status 400`) is internal
+      const { status, serverMessage } = e as Error & { status?: unknown; serverMessage?: unknown };
+      const code: ApiErrorCode = status === 400 ? 'bad_request' : status === 404 ? 'not_found' : status === 409 ? 'conflict' : 'internal';
+      return body(code, sanitize(typeof serverMessage === 'string' && serverMessage !== '' ? serverMessage : e.message));
+    }
     default:
       return body('internal', sanitize(e.message || 'internal error'));
   }

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { SessionService } from '../controller/service.js';
 import { acquireServeLock, removeServeInfo, writeApiToken, writeServeInfo } from './data-dir.js';
 import { createApiServer, type ApiLogger } from './server.js';
+import { terminateShells } from './shell-route.js';
 
 export interface ServeOptions {
   dataDir: string;
@@ -47,6 +48,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
         (closing ??= (async () => {
           removeServeInfo(opts.dataDir);
           server.closeAllConnections();
+          terminateShells(server);
           await new Promise<void>((resolve) => server.close(() => resolve()));
           try {
             await svc.close();

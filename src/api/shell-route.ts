@@ -43,8 +43,22 @@ export function attachShellRoute(server: Server, opts: { service: SessionService
   }
 
   server.on('upgrade', handleUpgrade);
-  server.on('close', () => {
+  const terminate = (): void => {
     for (const ws of wss.clients) ws.terminate();
+  };
+  shellTerminators.set(server, terminate);
+  server.on('close', () => {
+    terminate();
     wss.close();
   });
+}
+
+const shellTerminators = new WeakMap<Server, () => void>();
+
+/**
+ * Closes every shell socket of `server` (each one ends its shell). Call it before `server.close()`:
+ * upgraded sockets are not closed by `closeAllConnections()`, and `close()` waits for them.
+ */
+export function terminateShells(server: Server): void {
+  shellTerminators.get(server)?.();
 }

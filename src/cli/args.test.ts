@@ -49,7 +49,7 @@ describe('parseCommandLine', () => {
     [['exec', 's1', 'ls'], /unexpected argument 'ls'.*after --/],
     [['status'], /status: missing ID/],
     [['status', 'a', 'b'], /unexpected argument 'b'/],
-    [['ls', '--bogus'], /Unknown option '--bogus'/],
+    [['ls', '--bogus'], /^ls: unknown option '--bogus'$/],
     [['logs', '-o', 'json', 'x'], /logs: does not support -o/],
     [['status', 'x', '-o', 'wide'], /status: -o must be one of table, json, yaml/],
     [['ls', '-o', 'xml'], /-o: must be one of/],
@@ -69,6 +69,7 @@ describe('parseCommandLine', () => {
     [['-h'], undefined],
     [['help'], undefined],
     [['help', 'launch'], 'launch'],
+    [['help', 'help'], undefined],
     [['launch', '--help'], 'launch'],
     [['exec', '-h'], 'exec'],
   ])('treats %j as a help request', (argv, command) => {

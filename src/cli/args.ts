@@ -62,7 +62,8 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   const name = head[cmdIndex] ?? '';
   if (name === 'help') {
     const target = head[cmdIndex + 1];
-    if (target === undefined) return { kind: 'help' };
+    // `berth help help`: the main help is the one that explains `help`
+    if (target === undefined || target === 'help') return { kind: 'help' };
     const command = findCommand(target);
     if (!command) throw new UsageError(`unknown command '${target}' (commands: ${COMMANDS.map((c) => c.name).join(', ')})`);
     return { kind: 'help', command };
@@ -117,7 +118,9 @@ function parseOrUsage(
   try {
     return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (err) {
-    const msg = (err as Error).message.replace(/\. To specify a positional argument.*$/s, '');
+    const raw = (err as Error).message.replace(/\. To specify a positional argument.*$/s, '');
+    // node's wording ("Unknown option '--x'") in the style of our messages (lower case after the prefix)
+    const msg = `${raw.charAt(0).toLowerCase()}${raw.slice(1)}`;
     throw new UsageError(command ? `${command}: ${msg}` : msg, command);
   }
 }

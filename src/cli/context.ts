@@ -18,6 +18,8 @@ export interface CliIo {
 
 export interface CliContext {
   dataDir: string;
+  /** --data-dir as the user gave it (for hints that repeat the command line), if given. */
+  dataDirFlag: string | undefined;
   configPath: string | undefined;
   /** -o, or `table` when not given. */
   output: OutputFormat;
@@ -35,6 +37,7 @@ export function createContext(globals: GlobalFlags, io: CliIo, env: Readonly<Rec
   let client: BerthClient | undefined;
   return {
     dataDir,
+    dataDirFlag: globals.dataDir,
     configPath: globals.config,
     output: globals.output ?? 'table',
     io,

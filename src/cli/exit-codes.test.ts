@@ -3,7 +3,7 @@ import { BerthApiError, ControllerUnreachableError } from '../api/errors.js';
 import { ServeLockedError } from '../api/data-dir.js';
 import { ConfigFieldError } from '../config/index.js';
 import { SessionNotFoundError, SessionStateError } from '../controller/service.js';
-import { describeError, ExitCode, ServeNotRunningError, UsageError } from './exit-codes.js';
+import { ControllerLostError, describeError, ExitCode, ServeNotRunningError, UsageError } from './exit-codes.js';
 
 describe('describeError', () => {
   it.each([
@@ -19,6 +19,7 @@ describe('describeError', () => {
     ['a config field error', new ConfigFieldError('agents.x.command', 'must be a non-empty array of strings'), ExitCode.error],
     ['SessionNotFoundError', new SessionNotFoundError('x'), ExitCode.notFound],
     ['SessionStateError', new SessionStateError('x', 'stopped', 'exec in', 'resume it'), ExitCode.conflict],
+    ['a stream cut off by a dying controller', new ControllerLostError('terminated', 'berth logs -f --from 3 s-1'), ExitCode.unreachable],
     ['anything else', new Error('boom'), ExitCode.error],
   ])('maps %s to its exit code', (_name, err, code) => {
     expect(describeError(err).code).toBe(code);
@@ -26,6 +27,15 @@ describe('describeError', () => {
 
   it('hints at berth serve when the controller is unreachable', () => {
     expect(describeError(new ServeNotRunningError('/d')).hint).toBe('start it with: berth serve');
+  });
+
+  it('repeats the --data-dir the user passed in the serve hint (quoted when it needs to be)', () => {
+    expect(describeError(new ServeNotRunningError('/d'), { dataDirFlag: '/tmp/b' }).hint).toBe('start it with: berth --data-dir /tmp/b serve');
+    expect(describeError(new ServeNotRunningError('/d'), { dataDirFlag: "/tmp/it's here" }).hint).toBe(`start it with: berth --data-dir '/tmp/it'\\''s here' serve`);
+  });
+
+  it('says where to resume a followed stream the controller dropped', () => {
+    expect(describeError(new ControllerLostError('terminated', 'berth logs -f --from 3 s-1')).message).toBe('lost the controller (terminated); resume with: berth logs -f --from 3 s-1');
   });
 
   it('keeps the field path of a config error in the message', () => {

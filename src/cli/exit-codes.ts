@@ -33,14 +33,36 @@ export class ServeNotRunningError extends Error {
   }
 }
 
+/** Thrown when a stream from the controller breaks off (serve died or restarted) mid-way. */
+export class ControllerLostError extends Error {
+  override readonly name = 'ControllerLostError';
+  constructor(
+    readonly reason: string,
+    /** The command line that picks up where the stream stopped. */
+    readonly resumeWith: string,
+  ) {
+    super(`lost the controller (${reason}); resume with: ${resumeWith}`);
+  }
+}
+
 export interface ErrorReport {
   code: ExitCode;
   message: string;
   hint?: string;
 }
 
-/** Maps anything a command threw to an exit code, a one-line message and an optional hint. */
-export function describeError(err: unknown): ErrorReport {
+/** `--data-dir DIR ` as typed on a command line (quoted when needed), or '' without one. */
+export function dataDirArgs(dataDirFlag: string | undefined): string {
+  if (dataDirFlag === undefined) return '';
+  const word = /^[\w./~@%+=:,-]+$/.test(dataDirFlag) ? dataDirFlag : `'${dataDirFlag.replaceAll("'", `'\\''`)}'`;
+  return `--data-dir ${word} `;
+}
+
+/**
+ * Maps anything a command threw to an exit code, a one-line message and an optional hint.
+ * `dataDirFlag`: the --data-dir the user passed, repeated in hints that suggest a command.
+ */
+export function describeError(err: unknown, opts: { dataDirFlag?: string | undefined } = {}): ErrorReport {
   const e = err instanceof Error ? err : new Error(String(err));
   switch (e.name) {
     case 'UsageError': {
@@ -49,7 +71,9 @@ export function describeError(err: unknown): ErrorReport {
     }
     case 'ServeNotRunningError':
     case 'ControllerUnreachableError':
-      return { code: ExitCode.unreachable, message: e.message, hint: 'start it with: berth serve' };
+      return { code: ExitCode.unreachable, message: e.message, hint: `start it with: berth ${dataDirArgs(opts.dataDirFlag)}serve` };
+    case 'ControllerLostError':
+      return { code: ExitCode.unreachable, message: e.message };
     case 'ServeLockedError':
       return { code: ExitCode.conflict, message: e.message };
     case 'ConfigFieldError':

@@ -11,6 +11,8 @@ import { VERSION } from '../shared/version.js';
 
 /** Set on Ctrl-C, so the abort errors it causes end quietly with 130. */
 let interruptedByUser = false;
+/** --data-dir as given, for hints that suggest a command line. */
+let dataDirFlag: string | undefined;
 
 async function main(argv: readonly string[]): Promise<number> {
   const invocation = parseCommandLine(argv);
@@ -22,6 +24,7 @@ async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write(`berth ${VERSION}\n`);
       return ExitCode.ok;
     case 'run': {
+      dataDirFlag = invocation.globals.dataDir;
       const interrupted = new AbortController();
       interrupted.signal.addEventListener('abort', () => (interruptedByUser = true));
       // serve installs its own handlers for a graceful shutdown; other long-running commands
@@ -48,7 +51,7 @@ main(process.argv.slice(2)).then(
     if (interruptedByUser && (err as Error | undefined)?.name === 'AbortError') {
       process.exit(130);
     }
-    const report = describeError(err);
+    const report = describeError(err, { dataDirFlag });
     process.stderr.write(`berth: ${report.message}\n${report.hint ? `  hint: ${report.hint}\n` : ''}`);
     if (process.env.BERTH_DEBUG && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
     await flush(process.stderr);

@@ -50,16 +50,29 @@ describe('formatDuration / formatAge', () => {
 });
 
 describe('renderSessionList', () => {
+  it.each([
+    ['a running agent', { id: 'agent-1', status: 'running', exitCode: null }, 'running'],
+    ['an agent that exited with a code', { id: 'agent-1', status: 'exited', exitCode: 3 }, 'exited (3)'],
+    ['an agent that exited without a code', { id: 'agent-1', status: 'exited', exitCode: null }, 'exited'],
+    ['no agent process', null, '-'],
+  ] as const)('shows the agent state of %s in the table and the wide table', (_what, agentProcess, text) => {
+    for (const format of ['table', 'wide'] as const) {
+      const [header, row] = renderSessionList([view({ agentProcess: agentProcess === null ? null : { ...agentProcess } })], format, NOW).split('\n');
+      const at = header!.indexOf('AGENT-STATE');
+      expect(row!.slice(at).split(/\s{2,}/)[0]).toBe(text);
+    }
+  });
+
   it('prints a table with one row per session', () => {
     expect(renderSessionList([view()], 'table', NOW)).toBe(
-      'ID   NAME  STATE  AGENT  EXECUTOR  AGE\ns-1  fix   ready  demo   local     5m\n',
+      'ID   NAME  STATE  AGENT  AGENT-STATE  EXECUTOR  AGE\ns-1  fix   ready  demo   running      local     5m\n',
     );
   });
 
   it('adds repository, branch, workspace and error columns in wide', () => {
     const out = renderSessionList([view({ error: { message: 'boom', stage: 'x' } })], 'wide', NOW);
-    expect(out.split('\n')[0]).toBe('ID   NAME  STATE  AGENT  EXECUTOR  AGE  REPOSITORY  BRANCH  WORKSPACE                  ERROR');
-    expect(out.split('\n')[1]).toBe('s-1  fix   ready  demo   local     5m   /src/app    main    /data/workspaces/s-1/repo  boom');
+    expect(out.split('\n')[0]).toBe('ID   NAME  STATE  AGENT  AGENT-STATE  EXECUTOR  AGE  REPOSITORY  BRANCH  WORKSPACE                  ERROR');
+    expect(out.split('\n')[1]).toBe('s-1  fix   ready  demo   running      local     5m   /src/app    main    /data/workspaces/s-1/repo  boom');
   });
 
   it.each(['json', 'yaml'] as const)('round-trips the views as %s', (format) => {

@@ -44,18 +44,33 @@ export function formatData(data: unknown, format: 'json' | 'yaml'): string {
 
 const repoText = (v: SessionView): string => v.repository.url ?? v.repository.path ?? '';
 
+/** The agent process in one word or two: `running`, `exited (3)`, `exited` (no code: signal or lost), `-` (none). */
+export function agentStateText(v: SessionView): string {
+  const p = v.agentProcess;
+  if (!p) return '-';
+  if (p.status === 'running') return 'running';
+  return p.exitCode === null ? 'exited' : `exited (${p.exitCode})`;
+}
+
+/** Sum of the stage durations (what `launch`/`resume` report and `status` shows as Total); null while a stage is open. */
+export function stagesTotalMs(stages: readonly StageRecord[]): number | null {
+  if (stages.length === 0 || stages.some((s) => s.durationMs === null)) return null;
+  return stages.reduce((sum, s) => sum + (s.durationMs ?? 0), 0);
+}
+
 /** `berth ls` in any format. */
 export function renderSessionList(sessions: readonly SessionView[], format: OutputFormat, now: Date): string {
   if (format === 'json' || format === 'yaml') return formatData({ sessions }, format);
   if (sessions.length === 0) return 'No sessions. Start one with: berth launch --repo <url|path>\n';
   if (format === 'wide') {
     return formatTable(
-      ['ID', 'NAME', 'STATE', 'AGENT', 'EXECUTOR', 'AGE', 'REPOSITORY', 'BRANCH', 'WORKSPACE', 'ERROR'],
+      ['ID', 'NAME', 'STATE', 'AGENT', 'AGENT-STATE', 'EXECUTOR', 'AGE', 'REPOSITORY', 'BRANCH', 'WORKSPACE', 'ERROR'],
       sessions.map((v) => [
         v.id,
         v.name ?? '-',
         v.state,
         v.agent,
+        agentStateText(v),
         v.executor,
         formatAge(v.createdAt, now),
         repoText(v),
@@ -66,8 +81,8 @@ export function renderSessionList(sessions: readonly SessionView[], format: Outp
     );
   }
   return formatTable(
-    ['ID', 'NAME', 'STATE', 'AGENT', 'EXECUTOR', 'AGE'],
-    sessions.map((v) => [v.id, v.name ?? '-', v.state, v.agent, v.executor, formatAge(v.createdAt, now)]),
+    ['ID', 'NAME', 'STATE', 'AGENT', 'AGENT-STATE', 'EXECUTOR', 'AGE'],
+    sessions.map((v) => [v.id, v.name ?? '-', v.state, v.agent, agentStateText(v), v.executor, formatAge(v.createdAt, now)]),
   );
 }
 
@@ -104,8 +119,8 @@ export function renderStatus(v: SessionView, format: OutputFormat, now: Date): s
       ['STAGE', 'STATUS', 'DURATION', 'DETAIL'],
       v.stages.map((s) => [s.name, s.status, stageDuration(s, now), stageDetail(s)]),
     );
-    const total = v.stages.reduce((sum, s) => sum + (s.durationMs ?? 0), 0);
-    if (v.stages.every((s) => s.durationMs !== null)) out += `Total: ${formatDuration(total)}\n`;
+    const total = stagesTotalMs(v.stages);
+    if (total !== null) out += `Total: ${formatDuration(total)}\n`;
   }
   return out;
 }

@@ -96,6 +96,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: 'ls',
     summary: 'list sessions',
     usage: 'ls [-o table|wide|json|yaml]',
+    description: "AGENT-STATE is the agent process: running, exited (CODE), exited (killed by a signal or lost) or - (none, e.g. stopped). A ready session whose agent exited can be given a new one with: berth resume ID.",
     options: {},
     positionals: [],
     formats: ['table', 'wide', 'json', 'yaml'],
@@ -114,6 +115,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: 'logs',
     summary: "the agent's output",
     usage: 'logs [-f] [--from N] ID',
+    description:
+      "Prints the agent's output (raw, stdout and stderr as the agent wrote them). With -f it keeps streaming until the agent exits, then prints 'agent exited with code N' on stderr and exits 0. If the controller goes away meanwhile (berth serve stopped or died), it exits 5 with the command that picks up where it stopped (berth logs -f --from N ID).",
     options: {
       follow: { type: 'boolean', short: 'f', description: 'keep streaming until the agent exits (Ctrl-C to stop)' },
       from: { type: 'string', value: 'N', description: 'start at output chunk N (default: 0)' },
@@ -127,7 +130,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'run a command in the workspace; exits with its exit code',
     usage: 'exec [--cwd DIR] [--env K=V] [-i] ID -- CMD [ARG...]',
     description:
-      "Runs CMD (no shell; use `sh -c '...'` for one) in the session's workspace, streams its stdout/stderr, and exits with its exit code (128+N when killed by signal N). With -i, berth's stdin is read to the end and given to the command.",
+      "Runs CMD (no shell; use `sh -c '...'` for one) in the session's workspace, streams its stdout/stderr, and exits with its exit code (128+N when killed by signal N; 127 when CMD is not found, 126 when it cannot be executed). With -i, berth's stdin is read to the end and given to the command.",
     options: {
       cwd: { type: 'string', value: 'DIR', description: 'working directory, relative to the workspace' },
       env: { type: 'string', multiple: true, value: 'K=V', description: 'extra environment (repeatable)' },
@@ -163,6 +166,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: 'resume',
     summary: 'bring a stopped or failed session back (shows stages like launch)',
     usage: 'resume [--detach] ID',
+    description:
+      'Brings a stopped or failed session back: agentctl is restarted in the kept workspace and the agent started again. On a ready session whose agent has exited, only a new agent is started (stage agent_start). On a ready session whose agent is running there is nothing to do: exits 4.',
     options: { detach: launchOptions.detach! },
     positionals: ['ID'],
     formats: ['table', 'json', 'yaml'],

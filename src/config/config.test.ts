@@ -54,6 +54,8 @@ describe('resolveConfig', () => {
     [{ defaults: { agent: 'ghost' } }, 'defaults.agent', 'must name an entry of agents'],
     [{ defaults: { executor: 'ghost' } }, 'defaults.executor', 'must name an entry of executors or profiles'],
     [{ extra: 1 }, 'extra', 'is not a known setting'],
+    [{ agents: { claude: { comand: ['claude'] } } }, 'agents.claude.comand', "is not a known setting (did you mean 'command'?)"],
+    [{ agents: { claude: { program: ['claude'] } } }, 'agents.claude.program', 'is not a known setting'],
   ])('rejects %j at %s', (raw, path, detail) => {
     let caught: unknown;
     try {

@@ -106,7 +106,7 @@ export function parseYaml(text: string, file: string): unknown {
 /** Validates a raw config object and merges it over the built-in defaults. */
 export function resolveConfig(raw: unknown, opts: { source: string | null; installRoot: string }): ResolvedConfig {
   const parsed = ConfigFileSchema.safeParse(raw ?? {});
-  if (!parsed.success) throw fieldErrorFromIssue(parsed.error.issues[0], opts.source);
+  if (!parsed.success) throw fieldErrorFromIssues(parsed.error.issues, opts.source);
   const cfg = parsed.data;
   const baseDir = opts.source === null ? process.cwd() : dirname(opts.source);
 
@@ -167,6 +167,35 @@ export function resolveConfig(raw: unknown, opts: { source: string | null; insta
   if (!agents[defaults.agent]) throw new ConfigFieldError('defaults.agent', 'must name an entry of agents', opts.source);
 
   return { source: opts.source, defaults, executors, profiles, agents };
+}
+
+/**
+ * The error to report of several issues: an unknown key comes first, as it is usually the cause of
+ * the others (a misspelled `comand:` also leaves `command` missing); the missing key it resembles is
+ * suggested.
+ */
+function fieldErrorFromIssues(issues: readonly z.core.$ZodIssue[], source: string | null): ConfigFieldError {
+  const unknown = issues.find((i) => i.code === 'unrecognized_keys');
+  if (unknown === undefined || unknown.code !== 'unrecognized_keys') return fieldErrorFromIssue(issues[0], source);
+  const parent = unknown.path.map(String).join('.');
+  const key = unknown.keys[0] ?? '';
+  const suggestion = issues
+    .filter((i) => i !== unknown && i.path.length === unknown.path.length + 1 && i.path.slice(0, -1).map(String).join('.') === parent)
+    .map((i) => String(i.path[i.path.length - 1]))
+    .find((known) => editDistance(known, key) <= 2);
+  const path = parent === '' ? key : `${parent}.${key}`;
+  return new ConfigFieldError(path, `is not a known setting${suggestion !== undefined ? ` (did you mean '${suggestion}'?)` : ''}`, source);
+}
+
+/** Levenshtein distance (small strings: config keys). */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length] ?? 0;
 }
 
 function fieldErrorFromIssue(issue: z.core.$ZodIssue | undefined, source: string | null): ConfigFieldError {

@@ -25,6 +25,8 @@ export interface ManagerContext {
   hooks: TestHooks;
   /** Values of approved secret env names (controller-side secrets). */
   secretSource: (name: string) => string | undefined;
+  /** Identifies this controller run: its shells' process ids carry it (see shell.ts). */
+  runId: string;
 }
 
 /** Secret names in runtime rows (spec Appendix B) and their metadata keys. */

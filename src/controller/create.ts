@@ -14,6 +14,7 @@ import { SessionEvents } from './events.js';
 import { testHooksFromEnv, type TestHooks } from './hooks.js';
 import { LiveSessions } from './live.js';
 import { SessionManager } from './manager.js';
+import { newControllerRunId } from './shell.js';
 import type { SessionService, SessionWorkspaceService } from './service.js';
 
 export interface ControllerOptions {
@@ -61,5 +62,6 @@ export async function createController(opts: ControllerOptions): Promise<Control
     log: logger,
     hooks: opts.testHooks ?? testHooksFromEnv(env),
     secretSource: (name) => env[name],
+    runId: newControllerRunId(),
   });
 }

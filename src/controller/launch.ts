@@ -15,7 +15,9 @@ import { sanitize } from '../shared/sanitize.js';
 import { diagnostic, secretIds, SECRET_REF, setSessionState, type ManagerContext } from './context.js';
 import { reachedCheckpoint } from './hooks.js';
 import { decodeRepoCredentials, repoCredentialId } from './repo-credentials.js';
+import type { LiveSession } from './live.js';
 import type { AgentProcessView, StageRecord } from './service.js';
+import { staleShells } from './shell.js';
 import { applyStageEvent, failOpenStages } from './stages.js';
 
 export const AGENT_START_STAGE = 'agent_start';
@@ -97,6 +99,30 @@ export class SessionLaunch {
     }
   }
 
+  /**
+   * Starts the agent again in a ready, connected session whose agent has exited (`berth resume`):
+   * only the `agent_start` stage runs. Throws when the agent cannot be started; the session stays
+   * ready (with the error) because its workspace and agentctl are fine.
+   */
+  async restartAgent(live: LiveSession): Promise<void> {
+    const { ctx } = this;
+    const id = this.#sessionId;
+    ctx.events.resetReplay(id);
+    ctx.store.updateSession(id, { stages: [], error: null });
+    setSessionState(ctx, id, 'launching', null);
+    try {
+      const agent = await this.#stage(AGENT_START_STAGE, () => ensureAgent(ctx, this.session, live.instance));
+      live.agentProcessId = agent.id;
+      live.agent = agent;
+      this.#writeRow('ready', { ...(this.#lastRow?.metadata ?? {}), [AGENT_PROCESS_KEY]: agent.id }, this.#lastRow?.secretRefs ?? {});
+    } catch (err) {
+      setSessionState(ctx, id, 'ready', { message: sanitize(errorMessage(err)), stage: AGENT_START_STAGE });
+      throw err;
+    }
+    setSessionState(ctx, id, 'ready', null);
+    ctx.log.info({ session: id, process: live.agentProcessId }, 'agent restarted');
+  }
+
   /** Secrets first, then the `ready` row, then the agent (spec §4.8: a ready row can always reconnect). */
   async #complete(instance: ExecutorInstance): Promise<void> {
     const { ctx } = this;
@@ -116,6 +142,7 @@ export class SessionLaunch {
     live.agent = agent;
     this.#writeRow('ready', { ...(this.#lastRow?.metadata ?? {}), [AGENT_PROCESS_KEY]: agentId }, this.#lastRow?.secretRefs ?? {});
     reachedCheckpoint(ctx.hooks, 'agent_started', this.#sessionId);
+    if (this.mode.kind === 'revive') await endStaleShells(ctx, this.#sessionId, instance);
     setSessionState(ctx, this.#sessionId, 'ready', null, { workspacePath: instance.workspacePath });
     ctx.log.info(
       {
@@ -255,6 +282,20 @@ export class SessionLaunch {
       throw new LaunchError('initialize', 'SecretsMissing', `runtime row of session ${row.sessionId} has no agentctl secrets (remove the session and launch again)`);
     }
     return { authToken: this.ctx.store.revealSecret(authId), bootstrapNonce: this.ctx.store.revealSecret(nonceId) };
+  }
+}
+
+/**
+ * Kills the shells an earlier controller run left running in the instance: their terminals are
+ * gone with that controller, so nobody can reach them again (best effort: a failure is logged).
+ */
+async function endStaleShells(ctx: ManagerContext, sessionId: string, instance: ExecutorInstance): Promise<void> {
+  try {
+    const stale = staleShells(await instance.client.listProcesses(), ctx.runId);
+    for (const p of stale) await instance.client.signal(p.id, 'SIGKILL').catch((err: unknown) => ctx.log.warn({ session: sessionId, process: p.id, err: errorMessage(err) }, 'cannot end stale shell'));
+    if (stale.length > 0) diagnostic(ctx, sessionId, 'ShellsEnded', `ended ${stale.length} shell(s) left open by an earlier controller`);
+  } catch (err) {
+    ctx.log.warn({ session: sessionId, err: sanitize(errorMessage(err)) }, 'cannot list processes to end stale shells');
   }
 }
 

@@ -5,7 +5,7 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { chunkBytes, isAgentctlUnreachableError } from '../client/index.js';
+import { chunkBytes, isAgentctlHttpError, isAgentctlUnreachableError } from '../client/index.js';
 import type { ExecutorConfig } from '../config/index.js';
 import { renderAgentCommand } from '../config/index.js';
 import { isProvisionalState, type SessionRecord } from '../inventory/index.js';
@@ -17,7 +17,7 @@ import { SessionLaunch, type LaunchMode } from './launch.js';
 import type { LiveSession } from './live.js';
 import { recoverSession } from './recover.js';
 import { encodeRepoCredentials, repoCredentialId, sessionOfRepoCredential, splitRepositoryRef } from './repo-credentials.js';
-import { newShellDir, PtyShell, resizeCommand, shellCommand, type ShellPortMessage } from './shell.js';
+import { newShellDir, PtyShell, resizeCommand, shellCommand, shellProcessId, type ShellPortMessage } from './shell.js';
 import {
   LaunchValidationError,
   SessionNotFoundError,
@@ -45,6 +45,8 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
   readonly #shutdown = new AbortController();
   /** Cancels the launch/resume in flight per session (a remove does not wait for a slow clone). */
   readonly #cancels = new Map<string, AbortController>();
+  /** Open shells, killed by close(): a shell nobody can reach again must not outlive the controller. */
+  readonly #shells = new Set<{ end(): Promise<void> }>();
   #closed = false;
 
   constructor(ctx: ManagerContext) {
@@ -114,7 +116,17 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
     const run = this.#ctx.locks.run(id, async () => {
       const session = this.#require(id);
       const live = this.#ctx.live.get(id);
-      if (session.state === 'ready' && live) return;
+      if (session.state === 'ready' && live && live.agentProcessId !== null && (await refreshAgent(live))) {
+        const row = this.#ctx.store.getRuntime(id);
+        if (live.agent?.status === 'exited' && row) {
+          // The agent ran to its end (or died): start a new one in the same, connected workspace.
+          await this.#cancellable(id, (signal) => new SessionLaunch(this.#ctx, session, { kind: 'revive', row }, row.executor, signal).restartAgent(live));
+          return;
+        }
+        // A resume that queued behind another launch or resume got what it asked for.
+        if (current) return;
+        throw new SessionStateError(id, 'ready', 'resume', 'its agent is running', `session '${id}' is already ready (agent running); nothing to resume`);
+      }
       if (session.state === 'removing') throw new SessionStateError(id, 'removing', 'resume', 'it is being removed');
       const executorName = this.#resolveExecutor(session.executor).executor.name;
       let row = this.#ctx.store.getRuntime(id);
@@ -157,7 +169,10 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
   // ---- read -----------------------------------------------------------------------------------
 
   async list(): Promise<SessionView[]> {
-    return this.#ctx.store.listSessions().map((r) => toView(r, this.#ctx.live.get(r.id)));
+    const records = this.#ctx.store.listSessions();
+    // the agents' status is read fresh (in parallel, bounded), so an agent that exited shows as exited
+    await Promise.all(records.map((r) => this.#ctx.live.get(r.id)).map((live) => (live?.agentProcessId ? refreshAgent(live) : undefined)));
+    return records.map((r) => toView(r, this.#ctx.live.get(r.id)));
   }
 
   async get(id: string): Promise<SessionView> {
@@ -256,14 +271,25 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
 
   async exec(id: string, argv: string[], opts: ExecOptions = {}): Promise<{ exitCode: number | null; signal: string | null }> {
     if (argv.length === 0) throw new LaunchValidationError('argv', 'must not be empty');
-    const { live, value: proc } = await this.#withLive(id, 'exec in', (l) =>
-      l.instance.client.startProcess({
-        command: argv,
-        kind: 'process',
-        ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
-        ...(opts.env !== undefined ? { env: opts.env } : {}),
-      }),
-    );
+    let started: { live: LiveSession; value: { id: string } };
+    try {
+      started = await this.#withLive(id, 'exec in', (l) =>
+        l.instance.client.startProcess({
+          command: argv,
+          kind: 'process',
+          ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
+          ...(opts.env !== undefined ? { env: opts.env } : {}),
+        }),
+      );
+    } catch (err) {
+      // A command that cannot be started ends as a shell would report it: 127 (not found) or 126.
+      const unstartable = isAgentctlHttpError(err) && err.status === 400 ? /^cannot start .*: (ENOENT|EACCES)$/.exec(err.serverMessage)?.[1] : undefined;
+      if (unstartable === undefined) throw err;
+      const why = unstartable === 'ENOENT' ? 'command not found' : 'permission denied';
+      opts.onOutput?.({ seq: 0, stream: 'stderr', data: new TextEncoder().encode(`berth: exec: ${argv[0] ?? ''}: ${why}\n`) });
+      return { exitCode: unstartable === 'ENOENT' ? 127 : 126, signal: null };
+    }
+    const { live, value: proc } = started;
     const client = live.instance.client;
     try {
       await client.writeStdin(proc.id, opts.stdin ?? '', { eof: true });
@@ -291,6 +317,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
     const dir = newShellDir();
     const { live, value: proc } = await this.#withLive(id, 'open a shell in', (l) =>
       l.instance.client.startProcess({
+        id: shellProcessId(this.#ctx.runId),
         command: shellCommand(dir, opts.rows, opts.cols, opts.argv),
         kind: 'process',
         ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
@@ -319,6 +346,10 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
       },
     });
     opts.signal?.addEventListener('abort', () => shell.close(), { once: true });
+    const tracked = { end: () => client.signal(proc.id, 'SIGKILL', { timeoutMs: 2000 }).catch(() => undefined) };
+    this.#shells.add(tracked);
+    // Only a real exit untracks it: an iteration that ended without one (socket gone) may leave it running.
+    void shell.exit.then(() => this.#shells.delete(tracked), () => undefined);
     return shell;
   }
 
@@ -378,6 +409,8 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
     if (this.#closed) return;
     this.#closed = true;
     this.#shutdown.abort(new Error('controller is shutting down'));
+    await Promise.allSettled([...this.#shells].map((s) => s.end()));
+    this.#shells.clear();
     await Promise.allSettled([...this.#inflight.values()]);
     this.#ctx.live.closeAll();
     await Promise.allSettled([...this.#ctx.executors.values()].map((e) => e.close()));
@@ -493,13 +526,16 @@ function toChunk(chunk: { seq: number; stream: 'stdout' | 'stderr'; data: string
   return { seq: chunk.seq, stream: chunk.stream, data: chunkBytes(chunk) };
 }
 
-async function refreshAgent(live: LiveSession): Promise<void> {
-  if (live.agentProcessId === null) return;
+/** Reads the agent's current status into `live`; false when agentctl could not be asked. */
+async function refreshAgent(live: LiveSession): Promise<boolean> {
+  if (live.agentProcessId === null) return false;
   try {
     const info = await live.instance.client.getProcess(live.agentProcessId, { timeoutMs: 1500, signal: AbortSignal.timeout(2000) });
     live.agent = { id: info.id, status: info.status, exitCode: info.exit_code };
+    return true;
   } catch {
     // unreachable right now: keep the last known state
+    return false;
   }
 }
 

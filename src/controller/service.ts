@@ -193,8 +193,10 @@ export class SessionStateError extends Error {
     readonly state: SessionState,
     action: string,
     hint: string,
+    /** Replaces the generated message where a plainer one exists. */
+    message?: string,
   ) {
-    super(`cannot ${action} session '${sessionId}' while it is ${state}: ${hint}`);
+    super(message ?? `cannot ${action} session '${sessionId}' while it is ${state}: ${hint}`);
   }
 }
 

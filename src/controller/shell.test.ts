@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PtyShell, resizeCommand, shellCommand, type ShellPort, type ShellPortMessage } from './shell.js';
+import { PtyShell, resizeCommand, shellCommand, shellProcessId, staleShells, type ShellPort, type ShellPortMessage } from './shell.js';
 
 /** A recording port whose messages the test pushes and whose resizes the test completes. */
 function fakePort() {
@@ -119,5 +119,28 @@ describe('shellCommand', () => {
     expect(argv[7]).toMatch(/; exec 'printf' 'it'\\''s %s' '\$HOME'$/);
     expect(shellCommand('/d', 1, 1)[7]).toMatch(/; exec "\$SHELL" -i$/);
     expect(resizeCommand('/d', 5, 6).slice(3)).toEqual(['berth-shell-resize', '/d', '5', '6']);
+  });
+});
+
+describe('staleShells', () => {
+  const shell = (id: string, status: 'running' | 'exited' = 'running') => ({ id, status, command: shellCommand('/tmp/berth-shell-x', 24, 80) });
+
+  it('picks the running shells of earlier controller runs, never this run’s, exited ones, the agent or other processes', () => {
+    const mine = shellProcessId('run1');
+    const earlier = shellProcessId('run0');
+    const processes = [
+      shell(mine),
+      shell(earlier),
+      shell(shellProcessId('run0'), 'exited'),
+      shell('p-123'), // a shell from before ids carried the run id: still recognised by its argv
+      { id: 'agent-1', status: 'running', command: ['node', 'demo-agent.mjs'] },
+      { id: 'p-9', status: 'running', command: ['sh', '-c', 'sleep 100'] },
+      { id: 'p-10', status: 'running', command: ['sh', '-c', 'x', 'berth-shell-resize', '/tmp/d', '1', '1'] },
+    ];
+    expect(staleShells(processes, 'run1').map((p) => p.id)).toEqual([earlier, 'p-123']);
+  });
+
+  it('makes process ids agentctl accepts', () => {
+    expect(shellProcessId('0a1b2c3d4e5f')).toMatch(/^shell-0a1b2c3d4e5f-[0-9a-f]{12}$/);
   });
 });

@@ -21,6 +21,11 @@
  * A killed wrapper cannot remove its state dir (`/tmp/berth-shell-*`, mode 0700, two small files);
  * the dir records the wrapper's pid, and the next shell opened on that machine removes the dirs
  * whose wrapper is gone. A shell that exits by itself removes its own.
+ *
+ * Ownership: a shell's agentctl process id is `shell-<controller run id>-<random>` and its argv
+ * carries the `berth-shell` marker. A shell outlives a controller that died (SIGKILL, crash): its
+ * websocket is gone, nobody can reach it again, so the next controller kills every running shell
+ * of an earlier run when it reconnects the session (`staleShells`).
  * @module
  */
 import { randomBytes } from 'node:crypto';
@@ -86,6 +91,35 @@ export function newShellDir(): string {
   return `/tmp/berth-shell-${randomBytes(8).toString('hex')}`;
 }
 
+/** Prefix of the agentctl process ids of shells. */
+export const SHELL_PROCESS_PREFIX = 'shell-';
+/** argv[3] of every shell wrapper (`$0` of `sh -c`): marks a process as a berth shell. */
+const SHELL_MARKER = 'berth-shell';
+
+/** A fresh agentctl process id for a shell opened by the controller run `runId`. */
+export function shellProcessId(runId: string): string {
+  return `${SHELL_PROCESS_PREFIX}${runId}-${randomBytes(6).toString('hex')}`;
+}
+
+/** A fresh id for one controller run (distinguishes its shells from those of earlier runs). */
+export function newControllerRunId(): string {
+  return randomBytes(6).toString('hex');
+}
+
+/** Whether an agentctl process is a berth shell wrapper (by its argv marker). */
+export function isShellProcess(p: { command: readonly string[] }): boolean {
+  return p.command[0] === 'sh' && p.command[1] === '-c' && p.command[3] === SHELL_MARKER;
+}
+
+/**
+ * The running shells not opened by the controller run `runId` (orphans of an earlier controller,
+ * including shells from before process ids carried the run id).
+ */
+export function staleShells<P extends { id: string; status: string; command: readonly string[] }>(processes: readonly P[], runId: string): P[] {
+  const mine = `${SHELL_PROCESS_PREFIX}${runId}-`;
+  return processes.filter((p) => p.status === 'running' && isShellProcess(p) && !p.id.startsWith(mine));
+}
+
 /** Quotes one word for a POSIX shell. */
 function shellQuote(word: string): string {
   return `'${word.replaceAll("'", `'\\''`)}'`;
@@ -94,7 +128,7 @@ function shellQuote(word: string): string {
 /** argv of the process that runs `argv` (default: the user's interactive shell) under a PTY of `rows`×`cols`. */
 export function shellCommand(dir: string, rows: number, cols: number, argv?: readonly string[]): string[] {
   const command = argv && argv.length > 0 ? `exec ${argv.map(shellQuote).join(' ')}` : DEFAULT_COMMAND;
-  return ['sh', '-c', WRAPPER, 'berth-shell', dir, String(rows), String(cols), `${INNER_PRELUDE}; ${command}`];
+  return ['sh', '-c', WRAPPER, SHELL_MARKER, dir, String(rows), String(cols), `${INNER_PRELUDE}; ${command}`];
 }
 
 /** argv of the short process that resizes the PTY of the shell in `dir`. */

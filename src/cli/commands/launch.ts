@@ -10,7 +10,7 @@ import type { BerthClient } from '../../api/client.js';
 import { parseEnvPairs, parseEnvNames } from '../args.js';
 import { write, type CliContext } from '../context.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
-import { formatData, formatDuration } from '../output.js';
+import { formatData, formatDuration, stagesTotalMs } from '../output.js';
 import { LaunchProgress, type LaunchOutcome } from '../progress.js';
 import type { ParsedCommand } from '../registry.js';
 
@@ -111,7 +111,9 @@ async function follow(ctx: CliContext, client: BerthClient, view: SessionView, v
   outcome ??= LaunchProgress.outcomeOf(final);
   if (structured) await write(ctx.io.stdout, formatData(final, structured));
   if (outcome?.kind === 'ready') {
-    line(`Session ${id} is ready (${formatDuration(Date.now() - started)}).`);
+    // The same number `berth status` shows as Total: the sum of the stage durations.
+    const total = stagesTotalMs(final.stages);
+    line(`Session ${id} is ready (total ${formatDuration(total ?? Date.now() - started)}).`);
     line(`  get in:         berth shell ${id}`);
     line(`  follow agent:   berth logs -f ${id}`);
     line(`  run a command:  berth exec ${id} -- git status`);

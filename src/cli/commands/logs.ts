@@ -1,6 +1,6 @@
 /** `berth logs [-f] ID`: the agent's output, raw bytes to stdout/stderr. @module */
 import { write, type CliContext } from '../context.js';
-import { ExitCode, UsageError } from '../exit-codes.js';
+import { ControllerLostError, dataDirArgs, ExitCode, UsageError } from '../exit-codes.js';
 import type { ParsedCommand } from '../registry.js';
 
 export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> {
@@ -8,8 +8,24 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
   if (fromText !== undefined && !/^\d+$/.test(fromText)) throw new UsageError('logs: --from must be a non-negative integer', 'logs');
   const from = fromText !== undefined ? Number(fromText) : undefined;
   const follow = cmd.values.follow === true;
-  for await (const chunk of ctx.client().logs(cmd.positionals[0] ?? '', { ...(from !== undefined ? { from } : {}), follow, signal: ctx.interrupted })) {
-    await write(chunk.stream === 'stderr' ? ctx.io.stderr : ctx.io.stdout, chunk.data);
+  const id = cmd.positionals[0] ?? '';
+  const client = ctx.client();
+  let next = from ?? 0;
+  try {
+    for await (const chunk of client.logs(id, { ...(from !== undefined ? { from } : {}), follow, signal: ctx.interrupted })) {
+      await write(chunk.stream === 'stderr' ? ctx.io.stderr : ctx.io.stdout, chunk.data);
+      next = chunk.seq + 1;
+    }
+  } catch (err) {
+    // An answer from the controller (404, 409, …) keeps its meaning; a stream cut mid-way (serve
+    // died or restarted) says where to pick up again.
+    const name = (err as Error | undefined)?.name;
+    if (!follow || ctx.interrupted.aborted || name === 'BerthApiError' || name === 'ControllerUnreachableError') throw err;
+    throw new ControllerLostError((err as Error).message, `berth ${dataDirArgs(ctx.dataDirFlag)}logs -f --from ${next} ${id}`);
+  }
+  if (follow && !ctx.interrupted.aborted) {
+    const agent = (await client.get(id).catch(() => null))?.agentProcess;
+    if (agent?.status === 'exited') await write(ctx.io.stderr, `agent exited ${agent.exitCode === null ? 'without an exit code (killed by a signal, or lost)' : `with code ${agent.exitCode}`}\n`);
   }
   return ExitCode.ok;
 }

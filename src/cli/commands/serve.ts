@@ -26,6 +26,11 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
     version: VERSION,
     logger,
     createService: (): Promise<SessionService> => createSessionService({ dataDir: ctx.dataDir, config, logger }),
+  }).catch((err: unknown) => {
+    if ((err as NodeJS.ErrnoException | undefined)?.code === 'EADDRINUSE') {
+      throw new Error(`port ${portText} is in use (another berth serve on another data dir?); pick one with --port N or --port 0`, { cause: err });
+    }
+    throw err;
   });
   await write(ctx.io.stdout, `berth serve ${VERSION} listening on http://127.0.0.1:${handle.port} (data dir ${ctx.dataDir}; token in ${ctx.dataDir}/api-token)\n`);
   await new Promise<void>((resolve) => {

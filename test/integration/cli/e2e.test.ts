@@ -3,13 +3,13 @@
  * local executor, real agentctl and the demo agent) on a temp data dir.
  */
 import type { ChildProcess } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { clientForDataDir } from '../../../src/api/node-client.js';
-import { ensureBuilt, runCli, startServeProcess, stopProcess, tempDir } from './helpers.js';
+import { CLI, ensureBuilt, ROOT, runCli, startServeProcess, stopProcess, tempDir } from './helpers.js';
 
 function makeRepo(dir: string): void {
   mkdirSync(dir, { recursive: true });
@@ -78,6 +78,13 @@ describe('berth CLI against a real berth serve', () => {
     expect(seven.stdout).toBe('out\n');
     expect(seven.stderr).toBe('err\n');
 
+    const missing = await runCli(['exec', id, '--', 'nonexistent-cmd'], { dataDir });
+    expect(missing.code, 'a command that is not found exits 127, as in a shell').toBe(127);
+    expect(missing.stderr).toBe('berth: exec: nonexistent-cmd: command not found\n');
+    const badCwd = await runCli(['exec', '--cwd', 'no-such-dir', id, '--', 'true'], { dataDir });
+    expect(badCwd.code).not.toBe(0);
+    expect(badCwd.stderr, 'no internal agentctl request line').not.toContain('agentctl ');
+
     const piped = await runCli(['exec', '-i', id, '--', 'wc', '-c'], { dataDir, input: 'twelve bytes' });
     expect(piped.stdout.trim()).toBe('12');
 
@@ -94,6 +101,9 @@ describe('berth CLI against a real berth serve', () => {
     const json = JSON.parse((await runCli(['status', id, '-o', 'json'], { dataDir })).stdout) as { id: string; state: string; stages: unknown[] };
     expect(json).toMatchObject({ id, state: 'ready' });
     expect(json.stages).toHaveLength(4);
+    const launchTotal = /is ready \(total (\S+)\)\./.exec(launch.stdout)?.[1];
+    expect(launchTotal, 'launch reports the total of its stages').toBeDefined();
+    expect(status.stdout, 'status shows the same total as launch').toContain(`Total: ${launchTotal}\n`);
     expect(parse((await runCli(['status', id, '-o', 'yaml'], { dataDir })).stdout)).toMatchObject({ id, name: 'e2e' });
     expect((await runCli(['ls', '-o', 'wide'], { dataDir })).stdout).toMatch(new RegExp(`${id}\\s+e2e\\s+ready`));
 
@@ -159,6 +169,13 @@ describe('berth CLI against a real berth serve', () => {
     expect(r.stderr).toContain('agent');
   });
 
+  it('says which port is taken when serve cannot listen', async () => {
+    const other = join(root, 'port-taken');
+    const r = await runCli(['serve', '--port', String(port)], { dataDir: other });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`berth: port ${port} is in use (another berth serve on another data dir?); pick one with --port N or --port 0`);
+  });
+
   it('refuses a second serve on the same data dir', async () => {
     const r = await runCli(['serve', '--port', '0'], { dataDir });
     expect(r.code).toBe(4);
@@ -190,7 +207,7 @@ describe('berth CLI against a real berth serve', () => {
   it('exits 5 with a hint when no serve runs for the data dir', async () => {
     const r = await runCli(['ls'], { dataDir: join(root, 'empty') });
     expect(r.code).toBe(5);
-    expect(r.stderr).toContain('hint: start it with: berth serve');
+    expect(r.stderr, 'the hint repeats the --data-dir that was passed').toContain(`hint: start it with: berth --data-dir ${join(root, 'empty')} serve`);
   });
 
   it('doctor reports every check ok against the running serve', async () => {
@@ -198,5 +215,144 @@ describe('berth CLI against a real berth serve', () => {
     expect(r.stdout).toMatch(/^ok\s+serve\s+reachable/m);
     expect(r.stdout).toMatch(/^ok\s+node/m);
     expect(r.code, r.stdout).toBe(0);
+  });
+});
+
+/** Pids of shell wrappers (`sh -c … berth-shell …`) and their `script` running in a workspace under `dataDir`. */
+function shellPids(dataDir: string): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
+      const argv = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+      const isShell = (argv[0] === 'sh' && argv[3] === 'berth-shell') || /(^|\/)script$/.test(argv[0] ?? '');
+      if (isShell && readlinkSync(`/proc/${name}/cwd`).startsWith(join(dataDir, 'workspaces'))) out.push(Number(name));
+    } catch {
+      // gone or not readable
+    }
+  }
+  return out;
+}
+
+async function waitFor<T>(fn: () => T | undefined, what: string, ms = 15_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Opens a shell through the API and waits until it answers a command. */
+async function openShell(dataDir: string, id: string): Promise<void> {
+  const client = clientForDataDir(dataDir);
+  if (!client) throw new Error('no serve.json');
+  let out = '';
+  const conn = client.shell(id, { rows: 24, cols: 80, onOutput: (c) => (out += Buffer.from(c.data).toString()) });
+  conn.done.catch(() => undefined);
+  conn.write(Buffer.from('echo shell-$((40+2))\n'));
+  await waitFor(() => (out.includes('shell-42') ? true : undefined), 'the shell to answer');
+}
+
+describe('berth CLI when berth serve dies or restarts', () => {
+  let root: string;
+  let dataDir: string;
+  let repo: string;
+  let serve: ChildProcess | undefined;
+
+  beforeAll(() => {
+    ensureBuilt();
+    root = tempDir('berth-cli-e2e-restart-');
+    dataDir = join(root, 'data');
+    repo = join(root, 'repo');
+    makeRepo(repo);
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(join(dataDir, 'berth.yaml'), 'agents:\n  quick:\n    command: ["sh", "-c", "echo quick-agent-done; exit 3"]\n');
+  });
+
+  afterAll(async () => {
+    serve ??= (await startServeProcess(dataDir)).child;
+    const left = await runCli(['ls', '-o', 'json'], { dataDir });
+    if (left.code === 0) {
+      for (const s of (JSON.parse(left.stdout) as { sessions: { id: string }[] }).sessions) await runCli(['rm', '--force', s.id], { dataDir });
+    }
+    await stopProcess(serve);
+    for (const pid of shellPids(dataDir)) process.kill(pid, 'SIGKILL');
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('ends the shells of a SIGKILLed serve when the next serve starts, ends open shells on SIGTERM, and `logs -f` says where to resume', async () => {
+    serve = (await startServeProcess(dataDir)).child;
+    const launch = await runCli(['launch', '--repo', repo, '--agent', 'demo', '--env', 'BERTH_DEMO_STEP_MS=0'], { dataDir });
+    const id = /Session (\S+) is ready/.exec(launch.stdout)?.[1];
+    if (!id) throw new Error(launch.stdout + launch.stderr);
+
+    const follower = spawn(process.execPath, [CLI, '--data-dir', dataDir, 'logs', '-f', id], { cwd: ROOT, env: { ...process.env, BERTH_DATA_DIR: '' } });
+    let followed = '';
+    let followErr = '';
+    follower.stdout.on('data', (d: Buffer) => (followed += d.toString()));
+    follower.stderr.on('data', (d: Buffer) => (followErr += d.toString()));
+    const followerExit = new Promise<number | null>((resolve) => follower.once('close', (code) => resolve(code)));
+    await waitFor(() => (followed.includes('ready for instructions') ? true : undefined), 'logs -f to show the agent output');
+
+    await openShell(dataDir, id);
+    expect(shellPids(dataDir).length, 'the open shell runs in the workspace').toBeGreaterThan(0);
+
+    serve.kill('SIGKILL');
+    await new Promise((r) => serve!.once('exit', r));
+    serve = undefined;
+    expect(await followerExit, followErr).toBe(5);
+    const next = /lost the controller \(.+\); resume with: berth --data-dir (\S+) logs -f --from (\d+) (\S+)\n/.exec(followErr);
+    expect(next, followErr).not.toBeNull();
+    expect(next?.[1]).toBe(dataDir);
+    expect(next?.[3]).toBe(id);
+
+    serve = (await startServeProcess(dataDir)).child;
+    await waitFor(() => (shellPids(dataDir).length === 0 ? true : undefined), 'the next serve to end the shells of the dead one');
+    // the resume command it printed picks up exactly where the stream stopped
+    const resumed = await runCli(['logs', '--from', next?.[2] ?? '0', id], { dataDir });
+    expect(followed + resumed.stdout).toBe((await runCli(['logs', id], { dataDir })).stdout);
+
+    await openShell(dataDir, id);
+    expect(shellPids(dataDir).length).toBeGreaterThan(0);
+    await stopProcess(serve); // SIGTERM: an orderly shutdown
+    serve = undefined;
+    // the kill is sent before serve exits; the kernel takes a moment to end the processes
+    await waitFor(() => (shellPids(dataDir).length === 0 ? true : undefined), 'an orderly shutdown to end the open shells', 3000);
+  });
+
+  it('shows an exited agent in ls, ends `logs -f` with its exit code, and resume starts it again (but refuses while it runs)', async () => {
+    serve ??= (await startServeProcess(dataDir)).child;
+    const launch = await runCli(['launch', '--repo', repo, '--agent', 'quick'], { dataDir });
+    const id = /Session (\S+) is ready/.exec(launch.stdout)?.[1];
+    if (!id) throw new Error(launch.stdout + launch.stderr);
+
+    const logs = await runCli(['logs', '-f', id], { dataDir });
+    expect(logs.code, logs.stderr).toBe(0);
+    expect(logs.stdout).toContain('quick-agent-done');
+    expect(logs.stderr).toBe('agent exited with code 3\n');
+
+    for (const format of ['table', 'wide']) {
+      const ls = await runCli(['ls', '-o', format], { dataDir });
+      expect(ls.stdout).toMatch(new RegExp(`${id}\\s+-\\s+ready\\s+quick\\s+exited \\(3\\)`));
+    }
+
+    const resume = await runCli(['resume', id], { dataDir });
+    expect(resume.code, resume.stderr).toBe(0);
+    expect(resume.stdout).toMatch(/✓ agent_start\s+\d/);
+    expect(resume.stdout, 'only the agent is started again').not.toMatch(/workspace/);
+    const view = JSON.parse((await runCli(['status', id, '-o', 'json'], { dataDir })).stdout) as { agentProcess: { id: string } };
+    expect(view.agentProcess.id, 'a new agent process').toBe('agent-2');
+
+    const demo = await runCli(['launch', '--repo', repo, '--agent', 'demo', '--env', 'BERTH_DEMO_STEP_MS=0'], { dataDir });
+    const demoId = /Session (\S+) is ready/.exec(demo.stdout)?.[1];
+    if (!demoId) throw new Error(demo.stdout + demo.stderr);
+    const refused = await runCli(['resume', demoId], { dataDir });
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toContain(`session '${demoId}' is already ready (agent running); nothing to resume`);
+    expect(refused.stdout, 'no old stage timings').toBe('');
   });
 });

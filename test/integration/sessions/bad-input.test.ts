@@ -173,10 +173,13 @@ describe('Bad input and faults', () => {
     expect(readdirSync(badYaml), 'nothing is created for a bad config').toEqual(['berth.yaml']);
   });
 
-  it('exec of a missing command fails with agentctl’s error and leaves the session ready', async () => {
+  it('exec of a missing command ends with 127 and a "command not found" line, as in a shell, and leaves the session ready', async () => {
     const s = await c.launch({ repository: { path: repo }, env: FAST_AGENT_ENV });
     expect((await c.waitUntilSettled(s.id)).state).toBe('ready');
-    await expect(c.exec(s.id, ['berth-no-such-command-xyz'])).rejects.toThrow(/cannot start berth-no-such-command-xyz: ENOENT/);
+    let stderr = '';
+    const res = await c.exec(s.id, ['berth-no-such-command-xyz'], { onOutput: (ch) => (stderr += ch.stream === 'stderr' ? Buffer.from(ch.data).toString() : '') });
+    expect(res).toEqual({ exitCode: 127, signal: null });
+    expect(stderr).toBe('berth: exec: berth-no-such-command-xyz: command not found\n');
     expect((await c.get(s.id)).state).toBe('ready');
     await c.remove(s.id);
   });
