@@ -141,11 +141,12 @@ export class BerthClient {
     }
   }
 
-  /** The agent's output from `from`; with `follow`, until the agent exits. */
-  async *logs(id: string, opts: { from?: number; follow?: boolean; signal?: AbortSignal } = {}): AsyncGenerator<OutputChunk> {
+  /** The agent's output from `from`; with `follow`, until the agent exits; with `previous`, of the run before. */
+  async *logs(id: string, opts: { from?: number; follow?: boolean; previous?: boolean; signal?: AbortSignal } = {}): AsyncGenerator<OutputChunk> {
     const q = new URLSearchParams();
     if (opts.from !== undefined) q.set('from', String(opts.from));
     if (opts.follow) q.set('follow', 'true');
+    if (opts.previous) q.set('previous', 'true');
     const qs = q.size > 0 ? `?${q.toString()}` : '';
     const res = await this.#request('GET', `${apiRoutes.logs(id)}${qs}`, { signal: opts.signal, stream: true });
     try {

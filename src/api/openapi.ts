@@ -99,10 +99,18 @@ const OPERATIONS: Record<Operation, JsonObject> = {
     },
   },
   logs: {
-    summary: "The agent's output as NDJSON (one LogMessage per line; bytes base64)",
+    summary:
+      "The agent's output as NDJSON (one LogMessage per line; bytes base64). A stopped (or failed) session of a local executor answers with what its last agent run recorded",
     parameters: [
       { name: 'from', in: 'query', required: false, schema: { type: 'integer', minimum: 0 }, description: 'First sequence number' },
       { name: 'follow', in: 'query', required: false, schema: { type: 'boolean' }, description: 'Keep streaming until the agent exits' },
+      {
+        name: 'previous',
+        in: 'query',
+        required: false,
+        schema: { type: 'boolean' },
+        description: 'The agent run before the current one (agent-(N-1)); a finished run, so `follow` ends after it',
+      },
     ],
     responses: {
       '200': { description: 'application/x-ndjson stream of LogMessage', content: { 'application/x-ndjson': { schema: ref('LogMessage') } } },

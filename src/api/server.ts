@@ -123,6 +123,7 @@ export function createApiServer(opts: ApiServerOptions): Server {
   async function streamLogs({ res, url, id }: Ctx): Promise<void> {
     const from = queryInt(url, 'from');
     const follow = queryFlag(url, 'follow');
+    const previous = queryFlag(url, 'previous');
     // Registered before the first await: the client may leave while the session is looked up.
     const gone = clientGone(res);
     await service.get(id); // a clean 404 before the stream starts
@@ -135,7 +136,7 @@ export function createApiServer(opts: ApiServerOptions): Server {
     const ping = setInterval(() => line({ type: 'ping' }), keepAliveMs);
     ping.unref();
     try {
-      for await (const chunk of service.logs(id, { ...(from !== undefined ? { from } : {}), follow, signal: gone })) {
+      for await (const chunk of service.logs(id, { ...(from !== undefined ? { from } : {}), follow, ...(previous ? { previous } : {}), signal: gone })) {
         if (gone.aborted) break;
         line({ type: 'output', chunk: toWire(chunk) });
       }

@@ -37,6 +37,15 @@ describe('parseCommandLine', () => {
     expect(inv.parsed.values['secret-env']).toEqual(['API_KEY', 'OTHER_TOKEN']);
   });
 
+  it('parses logs --previous / -p alongside -f and --from', () => {
+    expect(run(['logs', '--previous', 's1']).parsed.values).toMatchObject({ previous: true });
+    const short = run(['logs', '-p', '-f', '--from', '3', 's1']);
+    expect(short.parsed.values).toMatchObject({ previous: true, follow: true, from: '3' });
+    expect(short.parsed.positionals).toEqual(['s1']);
+    expect(run(['logs', 's1']).parsed.values.previous).toBeUndefined();
+    expect(usageError(['logs', '--previous=yes', 's1']).message).toMatch(/previous/);
+  });
+
   it('takes everything after -- as the exec command, flags included', () => {
     const inv = run(['exec', '--cwd', 'sub', 's1', '--', 'sh', '-c', 'exit 7']);
     expect(inv.parsed.positionals).toEqual(['s1']);

@@ -114,11 +114,12 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'logs',
     summary: "the agent's output",
-    usage: 'logs [-f] [--from N] ID',
+    usage: 'logs [-f] [-p] [--from N] ID',
     description:
-      "Prints the agent's output (raw, stdout and stderr as the agent wrote them). With -f it keeps streaming until the agent exits, then prints 'agent exited with code N' on stderr and exits 0. If the controller goes away meanwhile (berth serve stopped or died), it exits 5 with the command that picks up where it stopped (berth logs -f --from N ID).",
+      "Prints the agent's output (raw, stdout and stderr as the agent wrote them). With -f it keeps streaming until the agent exits, then prints 'agent exited with code N' on stderr and exits 0. If the controller goes away meanwhile (berth serve stopped or died), it exits 5 with the command that picks up where it stopped (berth logs -f --from N ID). A stopped session (local executor) still shows what its last agent run wrote. With --previous it shows the agent run before the current one (each berth resume that starts the agent again begins a new run); it exits 4 when there is none.",
     options: {
       follow: { type: 'boolean', short: 'f', description: 'keep streaming until the agent exits (Ctrl-C to stop)' },
+      previous: { type: 'boolean', short: 'p', description: 'the agent run before the current one (a finished run: -f ends after it)' },
       from: { type: 'string', value: 'N', description: 'start at output chunk N (default: 0)' },
     },
     positionals: ['ID'],

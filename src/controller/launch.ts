@@ -22,6 +22,18 @@ import { applyStageEvent, failOpenStages } from './stages.js';
 
 export const AGENT_START_STAGE = 'agent_start';
 const AGENT_PROCESS_KEY = 'agent_process_id';
+
+/** The agent process a runtime row records (the latest run), if any. */
+export function recordedAgentId(metadata: Readonly<Record<string, string>>): string | undefined {
+  return metadata[AGENT_PROCESS_KEY];
+}
+
+/** Agent runs are `agent-1`, `agent-2` …: the run before `agent-N`, or null for the first (or a foreign id). */
+export function previousAgentProcessId(id: string): string | null {
+  const m = /^agent-([1-9]\d*)$/.exec(id);
+  const n = m ? Number(m[1]) : 0;
+  return n > 1 ? `agent-${n - 1}` : null;
+}
 /** Runtime metadata key: `fresh` or `revive`; recovery rolls a provisional fresh row back, a revive only stops. */
 export const LAUNCH_KIND_KEY = 'launch_kind';
 

@@ -13,7 +13,7 @@ import { errorMessage } from '../shared/errors.js';
 import { sanitize } from '../shared/sanitize.js';
 import { diagnostic, secretIds, setSessionState, type ManagerContext } from './context.js';
 import { reachedCheckpoint } from './hooks.js';
-import { SessionLaunch, type LaunchMode } from './launch.js';
+import { previousAgentProcessId, recordedAgentId, SessionLaunch, type LaunchMode } from './launch.js';
 import type { LiveSession } from './live.js';
 import { recoverSession } from './recover.js';
 import { encodeRepoCredentials, repoCredentialId, sessionOfRepoCredential, splitRepositoryRef } from './repo-credentials.js';
@@ -353,7 +353,19 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
     return shell;
   }
 
-  async *logs(id: string, opts: { from?: number; follow?: boolean; signal?: AbortSignal }): AsyncIterable<OutputChunkView> {
+  async *logs(id: string, opts: { from?: number; follow?: boolean; previous?: boolean; signal?: AbortSignal }): AsyncIterable<OutputChunkView> {
+    const record = this.#require(id);
+    if ((record.state === 'stopped' || record.state === 'failed') && !this.#ctx.live.get(id)) {
+      const recorded = await this.#recordedLogs(id, opts);
+      if (recorded !== null) {
+        yield* recorded;
+        return;
+      }
+    }
+    if (opts.previous) {
+      yield* await this.#previousLiveLogs(id, opts);
+      return;
+    }
     // the first read doubles as a liveness check: a dead agentctl is revived once, then read again
     const { live, value: first } = await this.#withLive(id, 'read the logs of', (l) =>
       l.agentProcessId === null
@@ -372,6 +384,52 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
       if (msg.type === 'output') yield toChunk(msg.chunk);
       else if (msg.type === 'exit') return;
     }
+  }
+
+  /**
+   * `logs` of a stopped (or failed) session: what its last (or, with `previous`, the one before)
+   * agent run left on disk, when the executor can read it without agentctl (local). Null when it
+   * cannot: the caller then refuses as for any other state conflict. A finished run has nothing
+   * more to follow, so `follow` ends after the recorded output.
+   */
+  async #recordedLogs(id: string, opts: { from?: number; previous?: boolean }): Promise<OutputChunkView[] | null> {
+    const row = this.#ctx.store.getRuntime(id);
+    const executor = row ? this.#ctx.executors.get(row.executor) : undefined;
+    if (!row || !executor?.readRecordedOutput) return null;
+    const last = recordedAgentId(row.metadata) ?? null;
+    const processId = opts.previous ? this.#previousAgentId(id, last) : last;
+    if (processId === null) return [];
+    const target = { identity: identityOf(id, row.instanceId), metadata: row.metadata };
+    const chunks = await executor.readRecordedOutput(target, processId, opts.from ?? 0);
+    if (chunks === null && opts.previous) throw this.#noPreviousRun(id, last);
+    return (chunks ?? []).map((c) => ({ seq: c.seq, stream: c.stream, data: c.data }));
+  }
+
+  /** `logs --previous` of a ready session: the earlier agent run, which agentctl still serves (exited or orphaned). */
+  async #previousLiveLogs(id: string, opts: { from?: number; signal?: AbortSignal }): Promise<OutputChunkView[]> {
+    const { value } = await this.#withLive(id, 'read the logs of', async (l) => {
+      const processId = this.#previousAgentId(id, l.agentProcessId);
+      try {
+        return await l.instance.client.readAllOutput(processId, { from: opts.from ?? 0, ...(opts.signal ? { signal: opts.signal } : {}) });
+      } catch (err) {
+        if (isAgentctlHttpError(err) && err.status === 404) throw this.#noPreviousRun(id, l.agentProcessId);
+        throw err;
+      }
+    });
+    return value.chunks.map(toChunk);
+  }
+
+  /** `agent-(N-1)` for the current `agent-N`; throws when there is no earlier run. */
+  #previousAgentId(id: string, current: string | null): string {
+    const previous = current === null ? null : previousAgentProcessId(current);
+    if (previous === null) throw this.#noPreviousRun(id, current);
+    return previous;
+  }
+
+  #noPreviousRun(id: string, current: string | null): SessionStateError {
+    const state = toView(this.#require(id), this.#ctx.live.get(id)).state;
+    const which = current === null ? 'its agent has not run yet' : `'${current}' is its first agent run`;
+    return new SessionStateError(id, state, 'read the previous logs of', which, `session '${id}' has no previous agent run: ${which}`);
   }
 
   async sendInput(id: string, data: string | Uint8Array, opts: { eof?: boolean } = {}): Promise<void> {

@@ -165,11 +165,13 @@ export interface SessionService {
   openShell(id: string, opts: ShellOptions): Promise<ShellSession>;
   /**
    * The agent's output from `from` (a sequence number); with `follow`, keeps streaming until the agent
-   * exits or `signal` aborts.
+   * exits or `signal` aborts. `previous` reads the agent run before the current one instead (a
+   * finished run: `follow` just ends after it). A stopped or failed session answers from the output
+   * its last run recorded, where the executor can read it without agentctl (local).
    */
   logs(
     id: string,
-    opts: { from?: number; follow?: boolean; signal?: AbortSignal },
+    opts: { from?: number; follow?: boolean; previous?: boolean; signal?: AbortSignal },
   ): AsyncIterable<OutputChunkView>;
   /** Live events (all sessions, or one). Returns an unsubscribe function. */
   subscribe(listener: (event: SessionEvent) => void, filter?: { sessionId?: string }): () => void;

@@ -144,6 +144,13 @@ export interface InstanceStatus {
   detail: string;
 }
 
+/** Output an agent process left behind, as read without a running agentctl. */
+export interface RecordedOutputChunk {
+  seq: number;
+  stream: 'stdout' | 'stderr';
+  data: Uint8Array;
+}
+
 export interface Executor {
   readonly name: string;
   /** Fresh launch, or (with `req.previous`) reconnect/revive. Throws a LaunchError naming the failed stage. */
@@ -161,6 +168,13 @@ export interface Executor {
    * without a record (local: the session's own workspace dir). Optional.
    */
   removeUnrecorded?(sessionId: string): Promise<void>;
+  /**
+   * The recorded output of process `processId` of a (typically stopped) instance, from sequence
+   * `from`, read from what agentctl left on disk; null when nothing was recorded for it. Optional:
+   * the local executor can read its sessions' agentctl state directly; an executor without it (a
+   * future Kubernetes one would answer through agentctl) leaves `logs` of stopped sessions refused.
+   */
+  readRecordedOutput?(target: StopTarget, processId: string, from: number): Promise<RecordedOutputChunk[] | null>;
 }
 
 /** Thrown when a launch stage fails; `stage` is the failure site. Rollback errors ride along in `rollbackErrors`. */

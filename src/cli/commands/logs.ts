@@ -1,4 +1,4 @@
-/** `berth logs [-f] ID`: the agent's output, raw bytes to stdout/stderr. @module */
+/** `berth logs [-f] [--previous] ID`: the agent's output, raw bytes to stdout/stderr. @module */
 import { write, type CliContext } from '../context.js';
 import { ControllerLostError, dataDirArgs, ExitCode, UsageError } from '../exit-codes.js';
 import type { ParsedCommand } from '../registry.js';
@@ -7,12 +7,14 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
   const fromText = cmd.values.from as string | undefined;
   if (fromText !== undefined && !/^\d+$/.test(fromText)) throw new UsageError('logs: --from must be a non-negative integer', 'logs');
   const from = fromText !== undefined ? Number(fromText) : undefined;
-  const follow = cmd.values.follow === true;
+  const previous = cmd.values.previous === true;
+  // A previous run has ended: there is nothing to follow (as kubectl logs -f --previous).
+  const follow = cmd.values.follow === true && !previous;
   const id = cmd.positionals[0] ?? '';
   const client = ctx.client();
   let next = from ?? 0;
   try {
-    for await (const chunk of client.logs(id, { ...(from !== undefined ? { from } : {}), follow, signal: ctx.interrupted })) {
+    for await (const chunk of client.logs(id, { ...(from !== undefined ? { from } : {}), follow, ...(previous ? { previous } : {}), signal: ctx.interrupted })) {
       await write(chunk.stream === 'stderr' ? ctx.io.stderr : ctx.io.stdout, chunk.data);
       next = chunk.seq + 1;
     }

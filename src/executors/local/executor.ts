@@ -15,13 +15,16 @@ import type {
   Executor,
   ExecutorInstance,
   InstanceStatus,
+  RecordedOutputChunk,
   StopOptions,
   StopTarget,
 } from '../executor.js';
 import { LaunchError } from '../executor.js';
+// The one agentctl module the controller side reads: a pure, read-only reader of its process records.
+import { readRecordedOutput } from '../../agentctl/processes/recorded-output.js';
 import { agentctlBaseEnv, stopAgentctl } from './agentctl-process.js';
 import { probeControl } from './connect.js';
-import { OWNER_ENV } from './constants.js';
+import { FILES, OWNER_ENV } from './constants.js';
 import { FreshLaunch, ReviveLaunch } from './launch.js';
 import { decodeLocalMetadata } from './metadata.js';
 import { findProcessesByEnv, isOurProcess } from './proc.js';
@@ -147,11 +150,22 @@ export class LocalExecutor implements Executor {
     await removeSessionDir(this.#safeSessionDir(this.sessionDir(sessionId), sessionId));
   }
 
+  /**
+   * Reads an agent's output from `<sessionDir>/agentctl-state/<instanceId>` (the state dir the
+   * local agentctl was started with), so `berth logs` works while the session is stopped.
+   */
+  readRecordedOutput(target: StopTarget, processId: string, from: number): Promise<RecordedOutputChunk[] | null> {
+    const meta = decodeLocalMetadata(target.metadata);
+    const sessionDir = this.#safeSessionDir(meta.sessionDir, target.identity.sessionId);
+    const recorded = readRecordedOutput(join(sessionDir, FILES.agentctlState, meta.instanceId), processId, from);
+    return Promise.resolve(recorded === null ? null : recorded.chunks.map((c) => ({ seq: c.seq, stream: c.stream, data: c.data })));
+  }
+
   close(): Promise<void> {
     return Promise.resolve();
   }
 
-  /** Refuses to remove anything that is not `<dataDir>/workspaces/<sessionId>`. */
+  /** Refuses to remove (or read) anything that is not `<dataDir>/workspaces/<sessionId>`. */
   #safeSessionDir(dir: string, sessionId: string): string {
     const abs = resolve(dir);
     const rel = relative(this.workspacesRoot, abs);

@@ -61,13 +61,14 @@ describe('berth CLI against a real berth serve', () => {
     expect(launch.stdout).toContain(`berth shell ${id}`);
     expect(launch.stdout).toContain(`berth logs -f ${id}`);
 
-    // The agent writes asynchronously: poll (bounded) until its task line is in the log.
+    // The agent writes asynchronously: poll (bounded) until it has done its scripted steps.
     let logs = '';
-    for (let i = 0; i < 40 && !logs.includes('agent> task: hello from e2e'); i++) {
+    for (let i = 0; i < 40 && !logs.includes('agent> ready for instructions'); i++) {
       logs = (await runCli(['logs', id], { dataDir })).stdout;
-      if (!logs.includes('agent> task')) await new Promise((r) => setTimeout(r, 250));
+      if (!logs.includes('agent> ready for instructions')) await new Promise((r) => setTimeout(r, 250));
     }
     expect(logs).toContain('agent> task: hello from e2e');
+    expect(logs).toContain('agent> created NOTES.md');
 
     const gitStatus = await runCli(['exec', id, '--', 'git', 'status'], { dataDir });
     expect(gitStatus.code).toBe(0);
@@ -114,10 +115,39 @@ describe('berth CLI against a real berth serve', () => {
     expect(refused.code, 'exec on a stopped session is a state conflict').toBe(4);
     expect(refused.stderr).toContain('stopped');
 
+    // `logs` of a stopped session shows what the last agent run recorded (docker logs of a stopped container).
+    const stoppedLogs = await runCli(['logs', id], { dataDir });
+    expect(stoppedLogs.code, stoppedLogs.stderr).toBe(0);
+    expect(stoppedLogs.stdout).toContain(logs);
+    const followStopped = await runCli(['logs', '-f', id], { dataDir });
+    expect(followStopped.code, 'nothing to follow: it ends after the recorded output').toBe(0);
+    expect(followStopped.stdout).toBe(stoppedLogs.stdout);
+    const noPrevious = await runCli(['logs', '--previous', id], { dataDir });
+    expect(noPrevious.code, 'the first run has no previous one').toBe(4);
+    expect(noPrevious.stderr).toContain(`session '${id}' has no previous agent run: 'agent-1' is its first agent run`);
+
     const resume = await runCli(['resume', id], { dataDir });
     expect(resume.code, resume.stderr).toBe(0);
     expect(resume.stdout).toContain(`Session ${id} is ready`);
     expect((await runCli(['exec', id, '--', 'true'], { dataDir })).code).toBe(0);
+    const resumedView = JSON.parse((await runCli(['status', id, '-o', 'json'], { dataDir })).stdout) as { agentProcess: { id: string } };
+    expect(resumedView.agentProcess.id).toBe('agent-2');
+
+    // `logs` follows the new run; `logs --previous` (API: ?previous=true) still reaches the first one.
+    let current = '';
+    for (let i = 0; i < 40 && !current.includes('agent> ready for instructions'); i++) {
+      current = (await runCli(['logs', id], { dataDir })).stdout;
+      if (!current.includes('agent> ready for instructions')) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(current).toContain('agent> updated NOTES.md');
+    expect(current).not.toContain('agent> created NOTES.md');
+    const previous = await runCli(['logs', '-p', id], { dataDir });
+    expect(previous.code, previous.stderr).toBe(0);
+    expect(previous.stdout).toBe(stoppedLogs.stdout);
+    const previousFrom = await runCli(['logs', '--previous', '--from', '1', id], { dataDir });
+    expect(previousFrom.code, previousFrom.stderr).toBe(0);
+    expect(previousFrom.stdout.length).toBeLessThan(stoppedLogs.stdout.length);
+    expect(stoppedLogs.stdout.endsWith(previousFrom.stdout), '--from applies to the previous run').toBe(true);
 
     const rm = await runCli(['rm', id], { dataDir });
     expect(rm.code, rm.stderr).toBe(0);
