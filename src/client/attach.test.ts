@@ -1,10 +1,10 @@
 import { createServer } from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import type { WebSocket } from 'ws';
+import { closeServers, listenLoopback } from '../../test/support/loopback-server.js';
 import { MAX_STREAM_STDIN_BYTES, StreamClientMessageSchema } from '../protocol/index.js';
 import type { StreamClientMessage, StreamMessage } from '../protocol/index.js';
 import { AgentctlHttpError, AgentctlUnreachableError } from './errors.js';
@@ -12,15 +12,7 @@ import { InstanceClient } from './instance.js';
 
 const TOKEN = 'c'.repeat(64);
 
-const servers: Server[] = [];
-afterEach(async () => {
-  await Promise.all(
-    servers.splice(0).map((s) => {
-      s.closeAllConnections();
-      return new Promise((r) => s.close(r));
-    }),
-  );
-});
+afterEach(closeServers);
 
 /**
  * A loopback stream endpoint that records the client frames it receives and hands each socket
@@ -54,9 +46,7 @@ async function serve(options: {
       options.onDial?.(ws, received);
     });
   });
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received, dials };
+  return { url: await listenLoopback(server), received, dials };
 }
 
 const send = (ws: WebSocket, ...messages: StreamMessage[]): void => {

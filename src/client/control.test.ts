@@ -1,7 +1,5 @@
-import { createServer } from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { closedPortUrl, closeServers, hang, json, reset, serve, type Handler } from '../../test/support/loopback-server.js';
 import { ControlClient } from './control.js';
 import {
   AgentctlHttpError,
@@ -17,50 +15,9 @@ const TOKEN = 'f'.repeat(64);
 const NONCE = 'nonce-secret-value';
 const FAST = { attempts: 3, initialDelayMs: 1, maxDelayMs: 5 };
 
-interface Seen {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-type Handler = (req: Seen, res: ServerResponse) => void;
+afterEach(closeServers);
 
-const servers: Server[] = [];
-afterEach(async () => {
-  await Promise.all(
-    servers.splice(0).map((s) => {
-      s.closeAllConnections();
-      return new Promise((r) => s.close(r));
-    }),
-  );
-});
-
-/** A loopback server answering each request with the next handler (the last one repeats). */
-async function serve(...handlers: Handler[]): Promise<{ url: string; seen: Seen[] }> {
-  const seen: Seen[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      const entry = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body };
-      seen.push(entry);
-      const handler = handlers[Math.min(seen.length - 1, handlers.length - 1)];
-      handler?.(entry, res);
-    });
-  });
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
-}
-
-const json =
-  (status: number, body: unknown): Handler =>
-  (_req, res) => {
-    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-  };
 const fail = (status: number, code: string, message: string): Handler => json(status, { error: { code, message } });
-const hang: Handler = () => undefined;
-const reset: Handler = (_req, res) => res.socket?.destroy();
 
 const instance = {
   id: 'task-1',
@@ -70,13 +27,6 @@ const instance = {
   created_at: '2026-01-01T00:00:00Z',
   labels: {},
 };
-
-async function closedPortUrl(): Promise<string> {
-  const { url } = await serve(hang);
-  const server = servers.pop();
-  await new Promise((r) => server?.close(r));
-  return url;
-}
 
 describe('URL building', () => {
   it('normalizes a base URL and appends defined query parameters', () => {

@@ -1,52 +1,12 @@
-import { createServer } from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { closeServers, json, reset, serve } from '../../test/support/loopback-server.js';
 import { ControlClient } from './control.js';
 import { InstanceClient } from './instance.js';
 
 const TOKEN = 'c'.repeat(64);
 const FAST = { attempts: 3, initialDelayMs: 1, maxDelayMs: 5 };
 
-interface Seen {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-type Handler = (req: Seen, res: ServerResponse) => void;
-
-const servers: Server[] = [];
-afterEach(async () => {
-  await Promise.all(
-    servers.splice(0).map((s) => {
-      s.closeAllConnections();
-      return new Promise((r) => s.close(r));
-    }),
-  );
-});
-
-async function serve(...handlers: Handler[]): Promise<{ url: string; seen: Seen[] }> {
-  const seen: Seen[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      const entry = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body };
-      seen.push(entry);
-      handlers[Math.min(seen.length - 1, handlers.length - 1)]?.(entry, res);
-    });
-  });
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
-}
-
-const json =
-  (status: number, body: unknown): Handler =>
-  (_req, res) =>
-    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-const reset: Handler = (_req, res) => res.socket?.destroy();
+afterEach(closeServers);
 
 const processInfo = {
   id: 'p1',

@@ -1,10 +1,10 @@
 import { createServer } from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import type { WebSocket } from 'ws';
+import { closeServers, listenLoopback } from '../../test/support/loopback-server.js';
 import type { StreamMessage } from '../protocol/index.js';
 import { AgentctlHttpError, AgentctlStreamError, AgentctlUnreachableError } from './errors.js';
 import { InstanceClient } from './instance.js';
@@ -40,15 +40,7 @@ interface Dial {
 /** What the fake stream endpoint does with the n-th dial (0-based). */
 type OnDial = (n: number, ws: WebSocket, dial: Dial) => void;
 
-const servers: Server[] = [];
-afterEach(async () => {
-  await Promise.all(
-    servers.splice(0).map((s) => {
-      s.closeAllConnections();
-      return new Promise((r) => s.close(r));
-    }),
-  );
-});
+afterEach(closeServers);
 
 /**
  * A loopback instance server: the stream route upgrades and hands the socket to `onDial` (or
@@ -76,9 +68,7 @@ async function serve(options: {
     }
     wss.handleUpgrade(req, socket, head, (ws) => options.onDial(n, ws, dial));
   });
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, dials };
+  return { url: await listenLoopback(server), dials };
 }
 
 const send = (ws: WebSocket, ...messages: StreamMessage[]): void => {

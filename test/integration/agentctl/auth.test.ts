@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentctlProcess, cleanup, collectStream, createInstance, requestJson, tempDir, type InstanceApi } from '../support/agentctl.js';
+import { cleanup, collectStream, createInstance, requestJson, startWithInstance, tempDir, type AgentctlProcess, type InstanceApi } from '../support/agentctl.js';
 
 const workspace = tempDir();
 let agentctl: AgentctlProcess;
@@ -7,9 +7,7 @@ let token: string;
 let api: InstanceApi;
 
 beforeAll(async () => {
-  agentctl = await AgentctlProcess.start();
-  token = await agentctl.handshake();
-  api = await createInstance(agentctl, token, 'auth-1', workspace);
+  ({ agentctl, token, api } = await startWithInstance('auth-1', workspace));
   await createInstance(agentctl, token, 'auth-2', tempDir());
   const started = await api.request('POST', '/api/v1/processes', { body: { command: ['true'], id: 'p1' } });
   expect(started.status).toBe(201);

@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentctlProcess, cleanup, createInstance, tempDir, type InstanceApi } from '../support/agentctl.js';
+import { cleanup, startWithInstance, tempDir, type AgentctlProcess, type InstanceApi } from '../support/agentctl.js';
 
 const ws = tempDir();
 let agentctl: AgentctlProcess;
@@ -8,9 +8,7 @@ let token: string;
 let api: InstanceApi;
 
 beforeAll(async () => {
-  agentctl = await AgentctlProcess.start();
-  token = await agentctl.handshake();
-  api = await createInstance(agentctl, token, 'bodies', ws);
+  ({ agentctl, token, api } = await startWithInstance('bodies', ws));
 });
 afterAll(() => cleanup(ws));
 

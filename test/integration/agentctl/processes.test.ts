@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentctlProcess, cleanup, collectStream, createInstance, isAlive, tempDir, until, type InstanceApi } from '../support/agentctl.js';
+import { AgentctlProcess, cleanup, collectStream, createInstance, isAlive, killPids, tempDir, until, type InstanceApi } from '../support/agentctl.js';
 
 interface Info {
   id: string;
@@ -38,13 +38,7 @@ beforeAll(async () => {
 });
 const strays: number[] = [];
 afterAll(async () => {
-  for (const pid of strays) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
+  killPids(strays);
   await cleanup(workspace);
 });
 

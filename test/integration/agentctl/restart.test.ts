@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { AgentctlProcess, cleanup, collectStream, createInstance, isAlive, tempDir, until } from '../support/agentctl.js';
+import { AgentctlProcess, cleanup, collectStream, createInstance, isAlive, killPids, tempDir, until } from '../support/agentctl.js';
 
 interface Info {
   id: string;
@@ -23,13 +23,7 @@ interface Page {
 const dirs: string[] = [];
 const strays: number[] = [];
 afterAll(async () => {
-  for (const pid of strays) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
+  killPids(strays);
   await cleanup(...dirs);
 });
 

@@ -8,11 +8,10 @@ import { InventoryOpenError, InventoryStore } from '../../../src/inventory/index
 import {
   agentctlBundle,
   agentctlPids,
-  cleanup,
   FAST_AGENT_ENV,
-  killLeftovers,
   makeRepo,
   startController,
+  teardownController,
   tempDir,
 } from './helpers.js';
 
@@ -31,13 +30,7 @@ describe('Bad input and faults', () => {
     c = await startController(dataDir, agentctl, { ghost: { command: ['berth-no-such-command-xyz', '--flag'] } });
   });
 
-  afterAll(async () => {
-    for (const s of (await c?.list()) ?? []) await c.remove(s.id, { force: true });
-    await c?.close();
-    const leaked = killLeftovers(dataDir);
-    cleanup(work);
-    expect(leaked).toBe(0);
-  });
+  afterAll(() => teardownController(c, dataDir, work));
 
   function assertNothingLeft(sessionId: string): void {
     expect(agentctlPids(dataDir), 'no agentctl is left running').toEqual([]);

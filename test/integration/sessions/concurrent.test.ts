@@ -4,12 +4,11 @@ import type { Controller } from '../../../src/controller/index.js';
 import {
   agentctlBundle,
   agentctlPids,
-  cleanup,
   execText,
   FAST_AGENT_ENV,
-  killLeftovers,
   makeRepo,
   startController,
+  teardownController,
   tempDir,
   waitForOutput,
 } from './helpers.js';
@@ -27,13 +26,7 @@ describe('Concurrent launches', () => {
     c = await startController(dataDir, agentctlBundle(work));
   });
 
-  afterAll(async () => {
-    for (const s of (await c?.list()) ?? []) await c.remove(s.id, { force: true });
-    await c?.close();
-    const leaked = killLeftovers(dataDir);
-    cleanup(work);
-    expect(leaked).toBe(0);
-  });
+  afterAll(() => teardownController(c, dataDir, work));
 
   it(`launches ${N} sessions at once with no cross-talk`, async () => {
     const markers = Array.from({ length: N }, (_, i) => `marker-${i}-${Math.random().toString(36).slice(2, 8)}`);

@@ -9,6 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFile
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 import { resolveConfig, findInstallRoot } from '../../../src/config/index.js';
 import { createController, type Controller } from '../../../src/controller/index.js';
 import { OWNER_ENV } from '../../../src/executors/local/index.js';
@@ -130,6 +131,18 @@ export function killLeftovers(dataDir: string): number {
 
 export function cleanup(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * The afterAll of a session suite: force-removes every session of `c`, closes it, kills and counts
+ * leftover processes for `dataDir`, removes `work`, then expects that nothing leaked.
+ */
+export async function teardownController(c: Controller | undefined, dataDir: string, work: string, leakMessage?: string): Promise<void> {
+  for (const s of (await c?.list()) ?? []) await c!.remove(s.id, { force: true });
+  await c?.close();
+  const leaked = killLeftovers(dataDir);
+  cleanup(work);
+  expect(leaked, leakMessage).toBe(0);
 }
 
 export async function until<T>(fn: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 20_000): Promise<T> {

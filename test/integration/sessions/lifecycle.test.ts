@@ -7,14 +7,13 @@ import { InventoryStore } from '../../../src/inventory/index.js';
 import {
   agentctlBundle,
   agentctlPids,
-  cleanup,
   execText,
   FAST_AGENT_ENV,
-  killLeftovers,
   makeRepo,
   outputSoFar,
   processesWithCwd,
   startController,
+  teardownController,
   tempDir,
   waitForOutput,
 } from './helpers.js';
@@ -34,13 +33,7 @@ describe('Sessions on the local executor: launch → output → exec → files �
     c = await startController(dataDir, agentctl);
   });
 
-  afterAll(async () => {
-    for (const s of (await c?.list()) ?? []) await c.remove(s.id, { force: true });
-    await c?.close();
-    const leaked = killLeftovers(dataDir);
-    cleanup(work);
-    expect(leaked, 'no agentctl or agent process may outlive its session').toBe(0);
-  });
+  afterAll(() => teardownController(c, dataDir, work, 'no agentctl or agent process may outlive its session'));
 
   it('runs the whole main job through the SessionService', async () => {
     const events: SessionEvent[] = [];

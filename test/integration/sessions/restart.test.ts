@@ -5,14 +5,13 @@ import { InventoryStore } from '../../../src/inventory/index.js';
 import {
   agentctlBundle,
   agentctlPids,
-  cleanup,
   execText,
   FAST_AGENT_ENV,
-  killLeftovers,
   makeRepo,
   outputSoFar,
   processesWithCwd,
   startController,
+  teardownController,
   tempDir,
   until,
   waitForOutput,
@@ -40,13 +39,7 @@ describe('Controller restart with sessions running', () => {
     c = await startController(dataDir, agentctl);
   });
 
-  afterAll(async () => {
-    for (const s of (await c?.list()) ?? []) await c.remove(s.id, { force: true });
-    await c?.close();
-    const leaked = killLeftovers(dataDir);
-    cleanup(work);
-    expect(leaked, 'no agentctl or agent process may outlive its session').toBe(0);
-  });
+  afterAll(() => teardownController(c, dataDir, work, 'no agentctl or agent process may outlive its session'));
 
   it('reconnects to a running agentctl, replays the output and does not start the agent twice; revives a dead agentctl with the recorded nonce', async () => {
     const a = await c.launch({ repository: { path: makeRepo(work, 'a', 'marker-a') }, env: FAST_AGENT_ENV });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Controller } from '../../../src/controller/index.js';
 import { InventoryStore } from '../../../src/inventory/index.js';
-import { agentctlBundle, agentctlPids, cleanup, FAST_AGENT_ENV, killLeftovers, makeRepo, processesWithCwd, startController, tempDir, waitForOutput } from './helpers.js';
+import { agentctlBundle, agentctlPids, FAST_AGENT_ENV, makeRepo, processesWithCwd, startController, teardownController, tempDir, waitForOutput } from './helpers.js';
 
 describe('Operations racing on the same session', () => {
   let work: string;
@@ -22,13 +22,7 @@ describe('Operations racing on the same session', () => {
     c = await startController(dataDir, agentctlBundle(work));
   });
 
-  afterAll(async () => {
-    for (const s of (await c?.list()) ?? []) await c.remove(s.id, { force: true });
-    await c?.close();
-    const leaked = killLeftovers(dataDir);
-    cleanup(work);
-    expect(leaked).toBe(0);
-  });
+  afterAll(() => teardownController(c, dataDir, work));
 
   it('rm while launching waits for the launch, then removes everything it created', async () => {
     const s = await c.launch({ repository: { path: makeRepo(work, 'rm', 'marker-rm') }, env: FAST_AGENT_ENV });

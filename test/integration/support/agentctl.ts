@@ -222,6 +222,25 @@ export async function createInstance(agentctl: AgentctlProcess, token: string, i
   return new InstanceApi(res.body.port, token, id);
 }
 
+/** Starts an agentctl, completes the handshake and creates instance `id` on `workspace`. */
+export async function startWithInstance(id: string, workspace: string): Promise<{ agentctl: AgentctlProcess; token: string; api: InstanceApi }> {
+  const agentctl = await AgentctlProcess.start();
+  const token = await agentctl.handshake();
+  const api = await createInstance(agentctl, token, id, workspace);
+  return { agentctl, token, api };
+}
+
+/** Sends SIGKILL to each of `pids`, skipping those already gone. */
+export function killPids(pids: Iterable<number>): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
 /** Kills every agentctl this file started (by pid) and removes the given temp dirs. */
 export async function cleanup(...dirs: string[]): Promise<void> {
   await Promise.all([...live].map((p) => p.stop('SIGKILL').catch(() => undefined)));
