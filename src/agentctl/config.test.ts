@@ -23,6 +23,7 @@ describe('parseAgentctlConfig', () => {
       maxProcesses: 32,
       maxOutputBytes: 8 * 1024 * 1024,
       stopGraceMs: 5000,
+      passEnv: [],
     });
     expect(config.instancePorts).toHaveLength(100);
     expect(config.instancePorts[0]).toBe(41001);
@@ -39,6 +40,7 @@ describe('parseAgentctlConfig', () => {
       AGENTCTL_MAX_PROCESSES: '4',
       AGENTCTL_MAX_OUTPUT_BYTES: '2048',
       AGENTCTL_STOP_GRACE_MS: '0',
+      AGENTCTL_PASS_ENV: 'FROM_POD,OTHER',
     });
     expect(config).toEqual({
       controlPort: 9000,
@@ -49,6 +51,7 @@ describe('parseAgentctlConfig', () => {
       maxProcesses: 4,
       maxOutputBytes: 2048,
       stopGraceMs: 0,
+      passEnv: ['FROM_POD', 'OTHER'],
     });
   });
 
@@ -63,6 +66,8 @@ describe('parseAgentctlConfig', () => {
     ['AGENTCTL_LOG_LEVEL', 'loud'],
     ['AGENTCTL_MAX_PROCESSES', '0'],
     ['AGENTCTL_MAX_OUTPUT_BYTES', '1.5'],
+    ['AGENTCTL_PASS_ENV', 'OK,not-a-name'],
+    ['AGENTCTL_PASS_ENV', 'AGENTCTL_BOOTSTRAP_NONCE'],
   ])('rejects %s=%s naming the variable', (name, value) => {
     expect(fieldError(() => parseAgentctlConfig({ [name]: value })).path).toBe(name);
   });

@@ -5,6 +5,7 @@
  */
 import { DEFAULT_CONTROL_PORT, DEFAULT_INSTANCE_PORTS, ENV, LIMITS } from '../protocol/index.js';
 import { ConfigFieldError } from './errors.js';
+import { parsePassEnv } from './processes/child-env.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -28,6 +29,11 @@ export interface ResolvedAgentctlConfig {
   readonly maxOutputBytes: number;
   /** Grace between SIGTERM and SIGKILL when stopping processes, in milliseconds. @default 5000 */
   readonly stopGraceMs: number;
+  /**
+   * Names of agentctl's own environment variables its children inherit besides the base list
+   * (`CHILD_BASE_ENV`). @default [] (children see only the base list of agentctl's environment)
+   */
+  readonly passEnv: readonly string[];
 }
 
 /** Shortest accepted bootstrap nonce (Berth's executors send 64 hex characters). */
@@ -109,6 +115,9 @@ export function parseAgentctlConfig(env: Env): ResolvedAgentctlConfig {
   const logLevel = levelRaw === '' ? 'info' : LOG_LEVELS.find((l) => l === levelRaw);
   if (logLevel === undefined) throw new ConfigFieldError(ENV.logLevel, `must be one of ${LOG_LEVELS.join(', ')}`);
 
+  const pass = parsePassEnv(env[ENV.passEnv]);
+  if ('invalid' in pass) throw new ConfigFieldError(ENV.passEnv, `entry "${pass.invalid}" ${pass.why} (give comma-separated names)`);
+
   return Object.freeze({
     controlPort,
     instancePorts: Object.freeze(instancePorts),
@@ -118,5 +127,6 @@ export function parseAgentctlConfig(env: Env): ResolvedAgentctlConfig {
     maxProcesses: intVar(env, ENV.maxProcesses, LIMITS.defaultMaxProcesses, 1, 4096),
     maxOutputBytes: intVar(env, ENV.maxOutputBytes, LIMITS.defaultMaxOutputBytes, 1024, 1024 * 1024 * 1024),
     stopGraceMs: intVar(env, ENV.stopGraceMs, 5000, 0, 600_000),
+    passEnv: Object.freeze(pass.names),
   });
 }

@@ -6,6 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import { controlRoutes, CreateInstanceRequestSchema, HandshakeRequestSchema } from '../protocol/index.js';
+import { outlastClients } from '../shared/keep-alive.js';
 import type { Auth } from './auth.js';
 import { readJson } from './http/body.js';
 import { closeServer, listen } from './http/listen.js';
@@ -54,7 +55,7 @@ function controlRouter(auth: Auth, instances: InstanceManager, log: Logger): Rou
 }
 
 export function createControlServer(auth: Auth, instances: InstanceManager, log: Logger): Server {
-  const server = createServer(createRequestListener(controlRouter(auth, instances, log), (req) => auth.verifyBearer(req), log));
+  const server = outlastClients(createServer(createRequestListener(controlRouter(auth, instances, log), (req) => auth.verifyBearer(req), log)));
   server.on('upgrade', (_req, socket) => {
     socket.on('error', () => undefined);
     rejectUpgrade(socket, new HttpError('not_found', 'the control server has no WebSocket routes'));

@@ -9,14 +9,17 @@ import { ERROR_STATUS, type ErrorCode } from '../protocol/index.js';
 export class HttpError extends Error {
   override readonly name = 'HttpError';
   readonly status: number;
+  /** For `spawn_failed`: the errno of the failed spawn, sent in the body's `errno` field. */
+  readonly errno: string | undefined;
 
   constructor(
     readonly code: ErrorCode,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; errno?: string },
   ) {
     super(message, options);
     this.status = ERROR_STATUS[code];
+    this.errno = options?.errno;
   }
 }
 

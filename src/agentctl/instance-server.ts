@@ -8,6 +8,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import { instanceRoutes, MAX_STREAM_FRAME_BYTES } from '../protocol/index.js';
+import { outlastClients } from '../shared/keep-alive.js';
 import type { Auth } from './auth.js';
 import { HttpError } from './errors.js';
 import { closeServer, listen } from './http/listen.js';
@@ -30,7 +31,7 @@ export class InstanceServer {
     log: Logger,
   ) {
     const authenticate = (req: IncomingMessage): void => auth.verifyInstance(req, ctx.id);
-    this.#server = createServer(createRequestListener(instanceRouter(ctx), authenticate, log));
+    this.#server = outlastClients(createServer(createRequestListener(instanceRouter(ctx), authenticate, log)));
     this.#server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.#upgrade(req, socket, head));
     this.#server.on('clientError', (_err, socket) => socket.destroy());
   }

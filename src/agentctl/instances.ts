@@ -12,7 +12,7 @@ import type { Auth } from './auth.js';
 import type { ResolvedAgentctlConfig } from './config.js';
 import { HttpError } from './errors.js';
 import { InstanceServer } from './instance-server.js';
-import { KeyedLock } from './keyed-lock.js';
+import { KeyedLock } from '../shared/locks.js';
 import { ProcessSupervisor } from './processes/supervisor.js';
 import { instanceStateDir } from './state-dir.js';
 

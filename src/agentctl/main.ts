@@ -5,6 +5,7 @@
 import { ENV } from '../protocol/index.js';
 import { parseAgentctlConfig } from './config.js';
 import { startDaemon } from './daemon.js';
+import { runDemoAgent } from './demo-agent.js';
 import { ConfigFieldError } from './errors.js';
 import { createLogger } from './logger.js';
 import { VERSION } from './version.js';
@@ -12,6 +13,7 @@ import { VERSION } from './version.js';
 const HELP = `agentctl ${VERSION}: the in-workspace daemon of Berth.
 
 Usage: agentctl [--version | --help]
+       agentctl demo-agent     run Berth's scripted demo agent in the current directory
 
 Environment:
   ${ENV.controlPort}            control port on 127.0.0.1 (default 8765)
@@ -23,6 +25,9 @@ Environment:
   ${ENV.maxProcesses}   running processes per instance (default 32)
   ${ENV.maxOutputBytes} retained output per process in bytes (default 8388608)
   ${ENV.stopGraceMs}    SIGTERM to SIGKILL grace when stopping processes (default 5000)
+  ${ENV.passEnv}        comma-separated names of this environment's variables that workspace
+                             processes inherit besides PATH, HOME, USER, LOGNAME, SHELL, LANG,
+                             LANGUAGE, LC_*, TERM, COLORTERM, TZ, TMPDIR (default: none)
 `;
 
 async function main(argv: readonly string[]): Promise<void> {
@@ -32,6 +37,10 @@ async function main(argv: readonly string[]): Promise<void> {
   }
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(HELP);
+    return;
+  }
+  if (argv[0] === 'demo-agent') {
+    await runDemoAgent();
     return;
   }
   if (argv.length > 0) {

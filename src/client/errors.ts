@@ -35,10 +35,12 @@ export class AgentctlHttpError extends AgentctlError {
   readonly serverMessage: string;
   /** True when a non-idempotent call got a 5xx: the change may exist; reconcile by reading. */
   readonly mayHaveBeenApplied: boolean;
+  /** For `spawn_failed`: the errno of the spawn (`ENOENT`, `EACCES`, …; `UNKNOWN` if agentctl sent none). */
+  readonly errno: string | undefined;
 
   constructor(
     request: RequestDescription,
-    fields: { status: number; code: ErrorCode | undefined; serverMessage: string; mayHaveBeenApplied: boolean },
+    fields: { status: number; code: ErrorCode | undefined; serverMessage: string; mayHaveBeenApplied: boolean; errno?: string },
   ) {
     const code = fields.code === undefined ? '' : ` ${fields.code}`;
     super(request, `status ${fields.status}${code}: ${fields.serverMessage}`);
@@ -46,8 +48,12 @@ export class AgentctlHttpError extends AgentctlError {
     this.code = fields.code;
     this.serverMessage = fields.serverMessage;
     this.mayHaveBeenApplied = fields.mayHaveBeenApplied;
+    this.errno = fields.code === 'spawn_failed' ? (fields.errno ?? 'UNKNOWN') : fields.errno;
   }
 }
+
+/** agentctl could not start the requested command; `errno` says why (`ENOENT`: not found, `EACCES`: not executable, …). */
+export type SpawnFailedError = AgentctlHttpError & { readonly code: 'spawn_failed'; readonly errno: string };
 
 /** Thrown when agentctl cannot be reached: connection refused or reset, DNS failure, socket closed. */
 export class AgentctlUnreachableError extends AgentctlError {
@@ -134,6 +140,10 @@ function hasName(err: unknown, name: string): boolean {
 
 export function isAgentctlHttpError(err: unknown): err is AgentctlHttpError {
   return err instanceof AgentctlHttpError || hasName(err, 'AgentctlHttpError');
+}
+/** True when agentctl answered `spawn_failed`: the command could not be started (see `errno`). */
+export function isSpawnFailedError(err: unknown): err is SpawnFailedError {
+  return isAgentctlHttpError(err) && err.code === 'spawn_failed' && typeof err.errno === 'string';
 }
 export function isAgentctlUnreachableError(err: unknown): err is AgentctlUnreachableError {
   return err instanceof AgentctlUnreachableError || hasName(err, 'AgentctlUnreachableError');

@@ -17,10 +17,20 @@ import {
 import type { RequestDescription } from './errors.js';
 import { resolveRetryOptions, withRetry } from './retry.js';
 import type { ResolvedRetryOptions, RetryOptions } from './retry.js';
-import { sanitize } from './sanitize.js';
+import { sanitize } from '../shared/sanitize.js';
+
+/** What the client reads of a response (a fetch Response has it all). */
+export interface FetchResponse {
+  readonly ok: boolean;
+  readonly status: number;
+  text(): Promise<string>;
+}
 
 /** The subset of `fetch` the client uses; inject one to route through a proxy or an in-process app. */
-export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
+export type FetchLike = (url: string, init: RequestInit) => Promise<FetchResponse>;
+
+/** Longest message text kept from a server or a cause. */
+export const MAX_MESSAGE_LENGTH = 1024;
 
 /** Default per-call timeout, in ms. */
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -152,7 +162,7 @@ export class HttpTransport {
 
   /** Removes the token, `extra` secrets and anything credential-shaped from `text`. */
   redact(text: string, extra: readonly string[] = []): string {
-    return sanitize(text, [...this.secrets(), ...extra]);
+    return sanitize(text, { secrets: [...this.secrets(), ...extra], maxLength: MAX_MESSAGE_LENGTH });
   }
 
   url(path: string, query?: Readonly<Record<string, QueryValue>>): string {
@@ -190,7 +200,7 @@ export class HttpTransport {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(spec.body);
     }
-    let response: Response;
+    let response: FetchResponse;
     let text: string;
     try {
       response = await this.fetchImpl(this.url(spec.path, spec.query), { method: spec.method, headers, body, signal });
@@ -227,10 +237,12 @@ export class HttpTransport {
   private httpError(req: RequestDescription, spec: RequestSpec<unknown>, status: number, text: string): AgentctlHttpError {
     let code: ErrorCode | undefined;
     let serverMessage: string;
+    let errno: string | undefined;
     const parsed = ErrorBodySchema.safeParse(safeJson(text));
     if (parsed.success) {
       code = parsed.data.error.code;
       serverMessage = parsed.data.error.message;
+      errno = parsed.data.error.errno;
     } else {
       serverMessage = text.trim() === '' ? '(empty body)' : text.trim().slice(0, 200);
     }
@@ -239,6 +251,7 @@ export class HttpTransport {
       code,
       serverMessage: this.redact(serverMessage, spec.secrets),
       mayHaveBeenApplied: !spec.idempotent && status >= 500,
+      ...(errno === undefined ? {} : { errno }),
     });
   }
 

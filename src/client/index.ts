@@ -47,6 +47,7 @@ export {
   isAgentctlTimeoutError,
   isAgentctlUnreachableError,
   isProtocolError,
+  isSpawnFailedError,
   mayHaveBeenApplied,
 } from './errors.js';
-export type { ReconcileFailure } from './errors.js';
+export type { ReconcileFailure, SpawnFailedError } from './errors.js';

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeServers, json, reset, serve } from '../../test/support/loopback-server.js';
 import { ControlClient } from './control.js';
+import { isSpawnFailedError } from './errors.js';
 import { InstanceClient } from './instance.js';
 
 const TOKEN = 'c'.repeat(64);
@@ -61,6 +62,22 @@ describe('InstanceClient', () => {
       mayHaveBeenApplied: true,
     });
     expect(withoutId.seen).toHaveLength(1);
+  });
+
+  it('exposes a spawn failure typed, with its errno, and does not retry it', async () => {
+    const body = { error: { code: 'spawn_failed', message: 'cannot start nope: ENOENT', errno: 'ENOENT' } };
+    const { url, seen } = await serve(json(400, body));
+    const err: unknown = await client(url).startProcess({ command: ['nope'], id: 'p1' }).catch((e: unknown) => e);
+    expect(isSpawnFailedError(err)).toBe(true);
+    expect(err).toMatchObject({ name: 'AgentctlHttpError', status: 400, code: 'spawn_failed', errno: 'ENOENT', mayHaveBeenApplied: false });
+    expect(seen).toHaveLength(1);
+  });
+
+  it('does not take other 400s for spawn failures', async () => {
+    const { url } = await serve(json(400, { error: { code: 'bad_request', message: 'command: must not be empty' } }));
+    const err: unknown = await client(url).startProcess({ command: [] }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'bad_request', errno: undefined });
+    expect(isSpawnFailedError(err)).toBe(false);
   });
 
   it.each([

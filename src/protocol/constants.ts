@@ -20,7 +20,22 @@ export const ENV = {
   maxOutputBytes: 'AGENTCTL_MAX_OUTPUT_BYTES',
   /** Milliseconds between SIGTERM and SIGKILL when agentctl stops processes (default 5000). */
   stopGraceMs: 'AGENTCTL_STOP_GRACE_MS',
+  /**
+   * Comma-separated names of variables of agentctl's own environment that its children inherit
+   * besides {@link CHILD_BASE_ENV} (e.g. what a Pod template sets on the main container).
+   */
+  passEnv: 'AGENTCTL_PASS_ENV',
 } as const;
+
+/**
+ * The base environment of every workspace process (agent, exec, shell, git): only these names of
+ * agentctl's own environment are inherited, plus those listed in `AGENTCTL_PASS_ENV`; everything
+ * else a process gets comes from the instance env (profile, launch `--env`, approved secrets) and
+ * the process request. Executors start agentctl with the same list from the controller's env.
+ */
+export const CHILD_BASE_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'TERM', 'COLORTERM', 'TZ', 'TMPDIR'] as const;
+/** Prefixes of base environment names (the locale categories `LC_ALL`, `LC_CTYPE` …). */
+export const CHILD_BASE_ENV_PREFIXES = ['LC_'] as const;
 
 /** Request headers of the instance API. */
 export const HEADER = {

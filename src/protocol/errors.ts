@@ -1,6 +1,7 @@
 /**
  * Error envelope and stable error codes of the agentctl API.
- * Every non-2xx response body is `{"error":{"code","message"}}`.
+ * Every non-2xx response body is `{"error":{"code","message"}}`; a `spawn_failed` error also carries
+ * the `errno` of the failed spawn (`ENOENT`, `EACCES`, …) so callers never parse the message.
  * @module
  */
 import { z } from 'zod';
@@ -19,16 +20,22 @@ export const ERROR_CODES = [
   'not_a_file',
   'not_a_directory',
   'git_error',
+  'spawn_failed', // the command could not be started (not found, not executable, ...): see `errno`
   'unavailable', // port range exhausted, shutting down
   'internal',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
+/** An errno name as Node reports it (`ENOENT`, `EACCES`, `E2BIG`, …; `UNKNOWN` when there was none). */
+export const ErrnoSchema = z.string().regex(/^[A-Z][A-Z0-9_]{1,31}$/);
+
 export const ErrorBodySchema = z.object({
   error: z.object({
     code: z.enum(ERROR_CODES),
     message: z.string(),
+    /** For `spawn_failed`: why the command could not be started. */
+    errno: ErrnoSchema.optional(),
   }),
 });
 export type ErrorBody = z.infer<typeof ErrorBodySchema>;
@@ -48,6 +55,8 @@ export const ERROR_STATUS: Record<ErrorCode, number> = {
   not_a_file: 400,
   not_a_directory: 400,
   git_error: 422,
+  // the request names a command that cannot run here (a 4xx: the caller's to fix)
+  spawn_failed: 400,
   unavailable: 503,
   internal: 500,
 };

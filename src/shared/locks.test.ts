@@ -26,6 +26,20 @@ describe('KeyedLock', () => {
     expect(lock.size, 'entries are reference-counted and removed at zero').toBe(0);
   });
 
+  it('runs the holders of one key in arrival order (agentctl creates of one instance id)', async () => {
+    const lock = new KeyedLock();
+    const events: string[] = [];
+    const task = (name: string) =>
+      lock.run('k', async () => {
+        events.push(`start ${name}`);
+        await new Promise((r) => setImmediate(r));
+        events.push(`end ${name}`);
+      });
+    await Promise.all([task('a'), task('b'), task('c')]);
+    expect(events).toEqual(['start a', 'end a', 'start b', 'end b', 'start c', 'end c']);
+    expect(lock.size).toBe(0);
+  });
+
   it('runs different keys in parallel', async () => {
     const lock = new KeyedLock();
     let releaseA!: () => void;

@@ -1,7 +1,8 @@
 /**
  * Per-key mutual exclusion with reference-counted entries: two operations on the same key run one
  * after the other, different keys run in parallel, and the map returns to empty when nobody holds
- * or waits for a key (spec §10).
+ * or waits for a key (spec §10). The one keyed lock of the controller, the executors and agentctl
+ * (pure: the bundled agentctl imports it too).
  * @module
  */
 

@@ -5,7 +5,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ErrorBody, ErrorCode } from '../../protocol/index.js';
 import { HttpError, isHttpError } from '../errors.js';
-import { sanitize } from '../sanitize.js';
+import { sanitize } from '../../shared/sanitize.js';
 
 /** Sends `body` as JSON with `status`. */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -59,7 +59,8 @@ export function toHttpError(err: unknown): HttpError {
 
 /** The JSON body of an error response. */
 export function errorBody(err: HttpError): ErrorBody {
-  return { error: { code: err.code, message: sanitize(err.message) } };
+  const message = sanitize(err.message);
+  return { error: err.errno === undefined ? { code: err.code, message } : { code: err.code, message, errno: err.errno } };
 }
 
 /** Sends an error response (unless headers were already sent, in which case the socket is closed). */

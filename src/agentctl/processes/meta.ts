@@ -61,15 +61,3 @@ export function loadMetas(stateRoot: string, onBroken: (id: string, err: unknown
   }
   return metas;
 }
-
-/** Start time (field 22 of /proc/<pid>/stat), or null where /proc is unavailable. */
-export function procStartTime(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may contain spaces and parentheses: split after its last ")".
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields[19] ?? null;
-  } catch {
-    return null;
-  }
-}

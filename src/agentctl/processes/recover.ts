@@ -4,7 +4,8 @@
  */
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { loadMetas, OUTPUT_FILE, processDir, procStartTime, writeMeta, type ProcessMeta } from './meta.js';
+import { procStartTime } from '../../shared/proc.js';
+import { loadMetas, OUTPUT_FILE, processDir, writeMeta, type ProcessMeta } from './meta.js';
 import { OutputLog } from './output-log.js';
 
 /**

@@ -13,7 +13,8 @@ import { HttpError } from '../errors.js';
 import type { Workspace } from '../workspace/files.js';
 import { confine } from '../workspace/paths.js';
 import { childEnv } from './child-env.js';
-import { OUTPUT_FILE, processDir, procStartTime, writeMeta, type ProcessMeta } from './meta.js';
+import { procStartTime } from '../../shared/proc.js';
+import { OUTPUT_FILE, processDir, writeMeta, type ProcessMeta } from './meta.js';
 import { recoverRecords } from './recover.js';
 import { OutputLog, type StoredChunk } from './output-log.js';
 
@@ -193,8 +194,9 @@ export class ProcessSupervisor {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     if (child.pid === undefined) {
-      const error = await new Promise<Error>((resolve) => child.once('error', resolve));
-      throw new HttpError('bad_request', `cannot start ${file}: ${(error as NodeJS.ErrnoException).code ?? error.message}`);
+      const error = await new Promise<NodeJS.ErrnoException>((resolve) => child.once('error', resolve));
+      const errno = typeof error.code === 'string' && /^[A-Z][A-Z0-9_]{1,31}$/.test(error.code) ? error.code : 'UNKNOWN';
+      throw new HttpError('spawn_failed', `cannot start ${file}: ${errno === 'UNKNOWN' ? error.message : errno}`, { cause: error, errno });
     }
     const dir = processDir(this.#opts.stateRoot, id);
     const meta: ProcessMeta = {

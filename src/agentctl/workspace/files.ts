@@ -1,17 +1,19 @@
 /**
  * File operations of the instance API, all confined to the workspace (see paths.ts):
- * tree listing, binary-safe reads, atomic writes and deletes.
+ * tree listing, binary-safe reads, atomic writes and deletes (writes and deletes through opened
+ * directory descriptors, see dir-fd.ts).
  * @module
  */
 import { randomBytes } from 'node:crypto';
 import type { Stats } from 'node:fs';
-import { chmod, lstat, mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { lstat, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import type { z } from 'zod';
 import { LIMITS, type FileContent, type FileEntry, type FileTree, type FileType, type WriteFileRequestSchema, type WriteFileResponse } from '../../protocol/index.js';
 import { HttpError } from '../errors.js';
 import { WORKSPACE_STATE_DIR } from '../state-dir.js';
-import { confine, type ConfinedPath } from './paths.js';
+import { fdPath, openWorkspaceDir, realPathOf } from './dir-fd.js';
+import { confine, isInside, type ConfinedPath } from './paths.js';
 
 export interface Workspace {
   /** realpath of the workspace root */
@@ -123,58 +125,77 @@ function decodeContent(content: string, encoding: 'utf8' | 'base64'): Buffer {
   return Buffer.from(content, 'base64');
 }
 
-/** Writes a file atomically: a temp file in the same directory, then rename over the target. */
+/**
+ * Writes a file atomically: a temp file in the same directory, then rename over the target. The
+ * parent is reached through descriptors (see dir-fd.ts), so a directory swapped for a symlink
+ * meanwhile cannot send the write outside; the final component is never followed (a symlink there
+ * is replaced, not written through).
+ */
 export async function writeFileContent(ws: Workspace, request: z.output<typeof WriteFileRequestSchema>): Promise<WriteFileResponse> {
   const data = decodeContent(request.content, request.encoding);
   const target = await confine(ws.realRoot, ws.declaredRoot, request.path, 'write');
   if (target.abs === ws.realRoot) throw new HttpError('not_a_file', 'cannot replace the workspace root');
-  const dir = dirname(target.abs);
-  if (request.mkdirs) {
+  const name = basename(target.abs);
+  const dir = await openWorkspaceDir(ws.realRoot, parentComponents(ws, target), { mkdirs: request.mkdirs, rel: target.rel });
+  try {
+    let mode = request.mode;
     try {
-      await mkdir(dir, { recursive: true });
+      const existing = await lstat(fdPath(dir.fd, name));
+      if (existing.isDirectory()) throw new HttpError('not_a_file', `${target.rel} is a directory`);
+      if (mode === undefined && existing.isFile()) mode = existing.mode & 0o7777;
     } catch (err) {
-      // A path component that exists but is not a directory.
-      if (isErrno(err, 'EEXIST') || isErrno(err, 'ENOTDIR')) throw new HttpError('not_a_directory', `parent of ${target.rel} is not a directory`);
+      if (!isErrno(err, 'ENOENT')) throw err;
+    }
+    const temp = `.${name}.${randomBytes(6).toString('hex')}.tmp`;
+    // 'wx' is O_CREAT | O_EXCL: never follows a symlink planted under the temp name.
+    const handle = await open(fdPath(dir.fd, temp), 'wx', mode ?? 0o644);
+    try {
+      if (!isInside(ws.realRoot, await realPathOf(handle.fd))) throw new HttpError('path_escape', `path ${target.rel} leaves the workspace`);
+      await handle.writeFile(data);
+      if (mode !== undefined) await handle.chmod(mode); // open() applies the umask; an explicit mode must not
+      await handle.sync();
+      await handle.close();
+      // Both names resolve in the verified directory, whatever its path is by now.
+      await rename(fdPath(dir.fd, temp), fdPath(dir.fd, name));
+    } catch (err) {
+      await handle.close().catch(() => undefined);
+      await unlink(fdPath(dir.fd, temp)).catch(() => undefined);
       throw err;
     }
-    // mkdir may have walked through a symlink created meanwhile: check the parent again.
-    await confine(ws.realRoot, ws.declaredRoot, request.path, 'write');
-  }
-  const dirStat = await statOrNotFound({ abs: dir, rel: target.rel });
-  if (!dirStat.isDirectory()) throw new HttpError('not_a_directory', `parent of ${target.rel} is not a directory`);
-
-  let mode = request.mode;
-  try {
-    const existing = await lstat(target.abs);
-    if (existing.isDirectory()) throw new HttpError('not_a_file', `${target.rel} is a directory`);
-    if (mode === undefined && existing.isFile()) mode = existing.mode & 0o7777;
-  } catch (err) {
-    if (!isErrno(err, 'ENOENT')) throw err;
-  }
-
-  const temp = join(dir, `.${basename(target.abs)}.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(temp, 'wx', mode ?? 0o644);
-  try {
-    await handle.writeFile(data);
-    await handle.sync();
-    await handle.close();
-    if (mode !== undefined) await chmod(temp, mode); // open() applies the umask; an explicit mode must not
-    await rename(temp, target.abs);
-  } catch (err) {
-    await handle.close().catch(() => undefined);
-    await unlink(temp).catch(() => undefined);
-    throw err;
+  } finally {
+    await dir.close();
   }
   return { path: target.rel, size: data.length };
 }
 
-/** Deletes a file, symlink or (with `recursive`) a directory. The workspace root is refused. */
+/** The directory components from the workspace root to the parent of `target`. */
+function parentComponents(ws: Workspace, target: ConfinedPath): string[] {
+  const rel = relative(ws.realRoot, dirname(target.abs));
+  return rel === '' ? [] : rel.split(sep);
+}
+
+/**
+ * Deletes a file, symlink or (with `recursive`) a directory. The workspace root is refused. The
+ * parent is reached through descriptors like a write's (a symlink is deleted, never its target).
+ */
 export async function deletePath(ws: Workspace, path: string, recursive: boolean): Promise<void> {
   const target = await confine(ws.realRoot, ws.declaredRoot, path, 'write');
   if (target.abs === ws.realRoot) throw new HttpError('bad_request', 'refusing to delete the workspace root');
-  const st = await statOrNotFound(target, lstat);
-  if (st.isDirectory() && !recursive) {
-    throw new HttpError('not_a_file', `${target.rel} is a directory; pass recursive=true to delete it`);
+  let dir;
+  try {
+    dir = await openWorkspaceDir(ws.realRoot, parentComponents(ws, target), { mkdirs: false, rel: target.rel });
+  } catch (err) {
+    if (err instanceof HttpError && err.code === 'not_found') throw notFound(target.rel);
+    throw err;
   }
-  await rm(target.abs, { recursive, force: false });
+  try {
+    const victim = fdPath(dir.fd, basename(target.abs));
+    const st = await statOrNotFound({ abs: victim, rel: target.rel }, lstat);
+    if (st.isDirectory() && !recursive) {
+      throw new HttpError('not_a_file', `${target.rel} is a directory; pass recursive=true to delete it`);
+    }
+    await rm(victim, { recursive, force: false });
+  } finally {
+    await dir.close();
+  }
 }

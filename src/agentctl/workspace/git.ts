@@ -11,7 +11,7 @@ import { isAbsolute, join } from 'node:path';
 import type { z } from 'zod';
 import { LIMITS, type GitCommitRequestSchema, type GitCommitResponse, type GitDiff, type GitLog, type GitStatus } from '../../protocol/index.js';
 import { HttpError } from '../errors.js';
-import { sanitize } from '../sanitize.js';
+import { sanitize } from '../../shared/sanitize.js';
 import { childEnv } from '../processes/child-env.js';
 import { parsePorcelainV2 } from './git-status.js';
 import type { Workspace } from './files.js';

@@ -5,8 +5,10 @@
  * of the deepest existing ancestor against the workspace's realpath, which catches symlinked
  * directories pointing outside. Writes and deletes check the parent only and never follow the final
  * component: renaming over or unlinking a symlink replaces the link, not its target.
- * (A concurrent process inside the workspace can still race these checks; agentctl trusts the
- * workspace's processes no more and no less than the caller, who can run commands there anyway.)
+ * These path checks give clear errors early; a process inside the workspace could race them (swap a
+ * checked directory for a symlink before it is used), so writes and deletes are then carried out
+ * through opened directory descriptors (dir-fd.ts), which that swap cannot redirect. Reads follow
+ * the resolved real path and are checked after resolution.
  * @module
  */
 import { lstat, realpath } from 'node:fs/promises';

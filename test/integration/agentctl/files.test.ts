@@ -80,6 +80,14 @@ describe('agentctl files - confinement', () => {
     expect((await read(join(ws, 'sub/inside.txt'))).status).toBe(200);
   });
 
+  it('writes and deletes through a symlinked directory that stays inside (resolved step by step)', async () => {
+    const res = await write({ path: 'link-in/via-link.txt', content: 'through the link' });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(readFileSync(join(ws, 'sub/via-link.txt'), 'utf8')).toBe('through the link');
+    expect((await del('link-in/via-link.txt')).status).toBe(204);
+    expect(existsSync(join(ws, 'sub/via-link.txt'))).toBe(false);
+  });
+
   it('replaces a final symlink instead of writing through it', async () => {
     symlinkSync(join(outside, 'secret.txt'), join(ws, 'replace-me'));
     const res = await write({ path: 'replace-me', content: 'mine' });

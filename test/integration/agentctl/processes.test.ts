@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentctlProcess, cleanup, collectStream, createInstance, isAlive, killPids, tempDir, until, type InstanceApi } from '../support/agentctl.js';
@@ -185,13 +185,22 @@ describe('agentctl processes', () => {
   it.each([
     ['a cwd outside the workspace', { command: ['true'], cwd: '../' }, 400, 'path_escape'],
     ['a missing cwd', { command: ['true'], cwd: 'missing' }, 400, 'not_a_directory'],
-    ['a command that does not exist', { command: ['no-such-command-xyz'] }, 400, 'bad_request'],
     ['an empty argv', { command: [] }, 400, 'bad_request'],
     ['a string command', { command: 'ls -la' }, 400, 'bad_request'],
   ])('rejects %s', async (_what, body, status, code) => {
     const res = await start(body);
     expect(res.status).toBe(status);
     expect(res.body).toMatchObject({ error: { code } });
+  });
+
+  it.each([
+    ['does not exist', ['no-such-command-xyz'], 'ENOENT'],
+    ['is not executable', ['./plain.txt'], 'EACCES'],
+  ])('answers spawn_failed with the errno for a command that %s', async (_what, command, errno) => {
+    writeFileSync(join(workspace, 'plain.txt'), 'not a program\n', { mode: 0o644 });
+    const res = await start({ command });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: { code: 'spawn_failed', message: `cannot start ${command[0]}: ${errno}`, errno } });
   });
 
   it('reads back the output of many exited processes (older ones come from disk)', async () => {
