@@ -3,13 +3,17 @@
  * fresh install needs no config at all (agent `demo`, executor `local`).
  * @module
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMap, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
+import type { KubernetesConnection, KubernetesProfile } from '../executors/kubernetes/types.js';
+import { closestKey } from '../shared/edit-distance.js';
 import { errnoCode } from '../shared/errors.js';
 import { ConfigFieldError, ConfigFileError } from './errors.js';
+import { resolveKubernetesConnection, resolveKubernetesProfile } from './kubernetes.js';
 import { ConfigFileSchema } from './schema.js';
 
 export const CONFIG_FILE = 'berth.yaml';
@@ -17,12 +21,24 @@ export const BUILTIN_AGENT = 'demo';
 export const BUILTIN_EXECUTOR = 'local';
 /** Placeholder in agent argv replaced by the launch prompt. */
 export const PROMPT_PLACEHOLDER = '{{prompt}}';
+/**
+ * Placeholder allowed as the first argv element of an agent command: replaced, in each instance, by
+ * the argv that runs agentctl there (local: node + the bundle; a Pod: Berth's launcher in /opt/berth).
+ */
+export const AGENTCTL_PLACEHOLDER = '{{agentctl}}';
+/** Placeholder in agent argv replaced by the path of a file holding the prompt (`prompt: file`). */
+export const PROMPT_FILE_PLACEHOLDER = '{{prompt_file}}';
+
+/** How an agent gets the prompt (besides BERTH_PROMPT): argv `{{prompt}}`, its stdin (then closed), or a file. */
+export type PromptInput = 'argv' | 'stdin' | 'file';
 
 export interface AgentProfile {
   name: string;
   /** argv; the first element is looked up in PATH by agentctl. May contain `{{prompt}}`. */
   command: string[];
   env: Record<string, string>;
+  /** @default 'argv' */
+  promptInput?: PromptInput;
   description: string;
 }
 
@@ -31,12 +47,18 @@ export interface LocalExecutorConfig {
   type: 'local';
   /** Absolute path of the agentctl bundle. */
   agentctlPath: string;
+  /** `auto` (nothing configured): bubblewrap where it works, else none with a warning at each launch. */
+  sandbox: 'auto' | 'bubblewrap' | 'none';
+  /** Sandboxed agents share the host network. */
+  network: boolean;
   description: string;
 }
 
 export interface KubernetesExecutorConfig {
   name: string;
   type: 'kubernetes';
+  /** The validated connection; the flat fields below repeat it for existing readers. */
+  connection: KubernetesConnection;
   authMode: 'kubeconfig' | 'in_cluster';
   kubeconfigPath: string | null;
   kubeContext: string | null;
@@ -52,11 +74,15 @@ export interface ProfileConfig {
   executor: string;
   env: Record<string, string>;
   description: string;
+  /** The validated `kubernetes:` block: set exactly when `executor` is a kubernetes executor. */
+  kubernetes: KubernetesProfile | null;
 }
 
 export interface ResolvedConfig {
   /** The file the config came from, or null when only built-in defaults apply. */
   source: string | null;
+  /** sha256 (hex) of the file's text as loaded (set by loadConfig; absent when built from an object). */
+  sourceSha256?: string;
   defaults: { executor: string; agent: string };
   executors: Readonly<Record<string, ExecutorConfig>>;
   profiles: Readonly<Record<string, ProfileConfig>>;
@@ -86,7 +112,13 @@ export function loadConfig(opts: LoadConfigOptions): ResolvedConfig {
     }
   }
   const raw = text === null ? {} : parseYaml(text, file);
-  return resolveConfig(raw, { source: text === null ? null : file, installRoot: opts.installRoot ?? findInstallRoot() });
+  const resolved = resolveConfig(raw, { source: text === null ? null : file, installRoot: opts.installRoot ?? findInstallRoot() });
+  return text === null ? resolved : { ...resolved, sourceSha256: configTextSha256(text) };
+}
+
+/** The fingerprint `berth serve` reports of the config it loaded (compared by `berth doctor`). */
+export function configTextSha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
 /** Parses YAML; errors carry line/column only (never the parser's excerpt of the file). */
@@ -104,39 +136,37 @@ export function parseYaml(text: string, file: string): unknown {
 }
 
 /** Validates a raw config object and merges it over the built-in defaults. */
-export function resolveConfig(raw: unknown, opts: { source: string | null; installRoot: string }): ResolvedConfig {
+export function resolveConfig(raw: unknown, opts: { source: string | null; installRoot: string; homeDir?: string }): ResolvedConfig {
   const parsed = ConfigFileSchema.safeParse(raw ?? {});
   if (!parsed.success) throw fieldErrorFromIssues(parsed.error.issues, opts.source);
   const cfg = parsed.data;
   const baseDir = opts.source === null ? process.cwd() : dirname(opts.source);
+  const ctx = { source: opts.source, baseDir, ...(opts.homeDir !== undefined ? { homeDir: opts.homeDir } : {}) };
 
   const executors: Record<string, ExecutorConfig> = {
     [BUILTIN_EXECUTOR]: {
       name: BUILTIN_EXECUTOR,
       type: 'local',
       agentctlPath: join(opts.installRoot, 'dist', 'agentctl.cjs'),
+      sandbox: 'auto',
+      network: true,
       description: 'a workspace directory and a local agentctl (built in)',
     },
   };
   for (const [name, e] of Object.entries(cfg.executors ?? {})) {
-    executors[name] =
-      e.type === 'local'
-        ? {
-            name,
-            type: 'local',
-            agentctlPath: e.agentctl_path !== undefined ? resolve(baseDir, e.agentctl_path) : join(opts.installRoot, 'dist', 'agentctl.cjs'),
-            description: e.description ?? '',
-          }
-        : {
-            name,
-            type: 'kubernetes',
-            authMode: e.auth_mode ?? 'kubeconfig',
-            kubeconfigPath: e.kubeconfig_path ?? null,
-            kubeContext: e.kube_context ?? null,
-            namespace: e.namespace ?? 'default',
-            requestTimeoutSeconds: e.request_timeout_seconds ?? 30,
-            description: e.description ?? '',
-          };
+    if (e.type === 'local') {
+      executors[name] = {
+        name,
+        type: 'local',
+        agentctlPath: e.agentctl_path !== undefined ? resolve(baseDir, e.agentctl_path) : join(opts.installRoot, 'dist', 'agentctl.cjs'),
+        sandbox: e.sandbox ?? 'auto',
+        network: e.network ?? true,
+        description: e.description ?? '',
+      };
+      continue;
+    }
+    const connection = resolveKubernetesConnection(name, e, ctx);
+    executors[name] = { name, type: 'kubernetes', connection, ...connection, description: e.description ?? '' };
   }
 
   const profiles: Record<string, ProfileConfig> = {};
@@ -145,25 +175,40 @@ export function resolveConfig(raw: unknown, opts: { source: string | null; insta
       throw new ConfigFieldError(`profiles.${name}.executor`, `must name an entry of executors (${Object.keys(executors).join(', ')})`, opts.source);
     }
     if (executors[name]) throw new ConfigFieldError(`profiles.${name}`, 'must not share its name with an executor', opts.source);
-    profiles[name] = { name, executor: p.executor, env: p.env ?? {}, description: p.description ?? '' };
+    const executor = executors[p.executor];
+    if (executor?.type === 'kubernetes' && p.kubernetes === undefined) {
+      throw new ConfigFieldError(`profiles.${name}.kubernetes`, 'is required for a profile of a kubernetes executor', opts.source);
+    }
+    if (executor?.type !== 'kubernetes' && p.kubernetes !== undefined) {
+      throw new ConfigFieldError(`profiles.${name}.kubernetes`, `is only allowed on a profile of a kubernetes executor ('${p.executor}' is ${executor?.type ?? 'unknown'})`, opts.source);
+    }
+    const kubernetes = p.kubernetes === undefined ? null : resolveKubernetesProfile(name, p.kubernetes, ctx);
+    profiles[name] = { name, executor: p.executor, env: p.env ?? {}, description: p.description ?? '', kubernetes };
   }
 
   const agents: Record<string, AgentProfile> = {
     [BUILTIN_AGENT]: {
       name: BUILTIN_AGENT,
-      command: [process.execPath, join(opts.installRoot, 'agents', 'demo-agent.mjs')],
+      // agentctl's built-in demo agent: runs wherever agentctl runs (locally, in a Pod with or without Node)
+      command: [AGENTCTL_PLACEHOLDER, 'demo-agent'],
       env: {},
       description: 'a scripted demo agent (no API key needed)',
     },
   };
   for (const [name, a] of Object.entries(cfg.agents ?? {})) {
-    agents[name] = { name, command: [...a.command], env: a.env ?? {}, description: a.description ?? '' };
+    const promptInput = a.prompt ?? 'argv';
+    if (promptInput !== 'file' && a.command.some((arg) => arg.includes(PROMPT_FILE_PLACEHOLDER))) {
+      throw new ConfigFieldError(`agents.${name}.command`, `uses ${PROMPT_FILE_PLACEHOLDER}, which needs "prompt: file"`, opts.source);
+    }
+    agents[name] = { name, command: [...a.command], env: a.env ?? {}, promptInput, description: a.description ?? '' };
   }
 
   const defaults = { executor: cfg.defaults?.executor ?? BUILTIN_EXECUTOR, agent: cfg.defaults?.agent ?? BUILTIN_AGENT };
   if (!executors[defaults.executor] && !profiles[defaults.executor]) {
     throw new ConfigFieldError('defaults.executor', 'must name an entry of executors or profiles', opts.source);
   }
+  const direct = directLaunchProblem({ executors, profiles }, defaults.executor);
+  if (direct !== null) throw new ConfigFieldError('defaults.executor', direct, opts.source);
   if (!agents[defaults.agent]) throw new ConfigFieldError('defaults.agent', 'must name an entry of agents', opts.source);
 
   return { source: opts.source, defaults, executors, profiles, agents };
@@ -179,23 +224,14 @@ function fieldErrorFromIssues(issues: readonly z.core.$ZodIssue[], source: strin
   if (unknown === undefined || unknown.code !== 'unrecognized_keys') return fieldErrorFromIssue(issues[0], source);
   const parent = unknown.path.map(String).join('.');
   const key = unknown.keys[0] ?? '';
-  const suggestion = issues
-    .filter((i) => i !== unknown && i.path.length === unknown.path.length + 1 && i.path.slice(0, -1).map(String).join('.') === parent)
-    .map((i) => String(i.path[i.path.length - 1]))
-    .find((known) => editDistance(known, key) <= 2);
+  const suggestion = closestKey(
+    key,
+    issues
+      .filter((i) => i !== unknown && i.path.length === unknown.path.length + 1 && i.path.slice(0, -1).map(String).join('.') === parent)
+      .map((i) => String(i.path[i.path.length - 1])),
+  );
   const path = parent === '' ? key : `${parent}.${key}`;
   return new ConfigFieldError(path, `is not a known setting${suggestion !== undefined ? ` (did you mean '${suggestion}'?)` : ''}`, source);
-}
-
-/** Levenshtein distance (small strings: config keys). */
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return prev[b.length] ?? 0;
 }
 
 function fieldErrorFromIssue(issue: z.core.$ZodIssue | undefined, source: string | null): ConfigFieldError {
@@ -226,4 +262,24 @@ export function findInstallRoot(from: string = dirname(fileURLToPath(import.meta
 /** The agent argv with `{{prompt}}` replaced. */
 export function renderAgentCommand(agent: AgentProfile, prompt: string): string[] {
   return agent.command.map((arg) => arg.split(PROMPT_PLACEHOLDER).join(prompt));
+}
+
+/**
+ * Why `name` cannot be launched as given, or null when it can. A kubernetes executor entry is only a
+ * connection (cluster, namespace): what a session runs in — the image, the workspace — is in a
+ * profile, and there is no image Berth could rightly default to. So `--executor cluster` names the
+ * executor's profiles instead of guessing; picking "the only profile" would silently change meaning
+ * the day a second one is added.
+ */
+export function directLaunchProblem(config: Pick<ResolvedConfig, 'executors' | 'profiles'>, name: string): string | null {
+  if (config.profiles[name] !== undefined) return null;
+  const executor = config.executors[name];
+  if (executor?.type !== 'kubernetes') return null;
+  const own = Object.values(config.profiles)
+    .filter((p) => p.executor === name)
+    .map((p) => p.name);
+  const intro = `'${name}' is a kubernetes executor (a cluster connection) and has no Pod template`;
+  return own.length > 0
+    ? `${intro}: name one of its profiles instead (${own.join(', ')})`
+    : `${intro}: add a profile with "executor: ${name}" and a "kubernetes:" block, then name that profile`;
 }

@@ -6,11 +6,16 @@ export {
   loadConfig,
   resolveConfig,
   renderAgentCommand,
+  configTextSha256,
+  directLaunchProblem,
   findInstallRoot,
   CONFIG_FILE,
   BUILTIN_AGENT,
   BUILTIN_EXECUTOR,
   PROMPT_PLACEHOLDER,
+  AGENTCTL_PLACEHOLDER,
+  PROMPT_FILE_PLACEHOLDER,
+  type PromptInput,
   type AgentProfile,
   type ExecutorConfig,
   type KubernetesExecutorConfig,
@@ -20,3 +25,4 @@ export {
   type ResolvedConfig,
 } from './config.js';
 export { ConfigFieldError, ConfigFileError } from './errors.js';
+export { launchTargetNames, resolveProfile, type ResolvedProfile } from './profiles.js';

@@ -18,16 +18,21 @@ export const LocalExecutorSchema = z.strictObject({
   type: z.literal('local'),
   /** Path of the agentctl bundle (`dist/agentctl.cjs`); relative paths are relative to the config file. */
   agentctl_path: z.string().min(1, { error: 'must be a non-empty path' }).optional(),
+  /** `bubblewrap` (the default where it works) confines each agentctl and its agent; `none` opts out. */
+  sandbox: z.enum(['bubblewrap', 'none'], { error: 'must be "bubblewrap" or "none"' }).optional(),
+  /** Whether sandboxed agents share the host network (default true); false leaves them loopback only. */
+  network: z.boolean({ error: 'must be true or false' }).optional(),
   description: z.string().optional(),
 });
 
-/** Accepted by the schema so configs can be written ahead; the executor itself is not implemented yet. */
+/** A cluster connection (spec §2.1); values are checked by `executors/kubernetes/config/connection.ts`. */
 export const KubernetesExecutorSchema = z.strictObject({
   type: z.literal('kubernetes'),
   auth_mode: z.enum(['kubeconfig', 'in_cluster'], { error: 'must be "kubeconfig" or "in_cluster"' }).optional(),
+  /** Default: `$KUBECONFIG`, else `~/.kube/config`. Relative paths are relative to the config file. */
   kubeconfig_path: z.string().optional(),
   kube_context: z.string().optional(),
-  namespace: z.string().min(1, { error: 'must be a non-empty namespace' }).optional(),
+  namespace: z.string().min(1, { error: 'must be a valid Kubernetes namespace' }).optional(),
   request_timeout_seconds: z.number().int().min(1).max(300, { error: 'must be between 1 and 300' }).optional(),
   description: z.string().optional(),
 });
@@ -36,10 +41,47 @@ export const ExecutorSchema = z.discriminatedUnion('type', [LocalExecutorSchema,
   error: 'must have type "local" or "kubernetes"',
 });
 
+const budgetSeconds = z.number({ error: 'must be a number of seconds' });
+
+/**
+ * `profiles.<name>.kubernetes`: shapes and types only; the values (platform, names, quantities, the
+ * template, workspace mode rules, bounds) are checked by `executors/kubernetes/config`, which also
+ * re-checks a recorded snapshot.
+ */
+export const KubernetesProfileSchema = z.strictObject({
+  platform: z.string({ error: 'must be linux/amd64 or linux/arm64' }).optional(),
+  main_container: z.string({ error: 'must be a valid container name' }).optional(),
+  /** One Pod, PodTemplate or {metadata, spec} YAML document, as a string (`pod_template: |`). */
+  pod_template: z.string({ error: 'must be a string (write the template as a YAML block: pod_template: |)' }).optional(),
+  /** A file holding the template; relative paths are relative to the config file. */
+  pod_template_file: z.string({ error: 'must be a path' }).min(1, { error: 'must be a non-empty path' }).optional(),
+  workspace: z
+    .strictObject({
+      mode: z.string({ error: 'must be managed_pvc, empty_dir, or existing_claim' }).optional(),
+      size: z.string({ error: 'must be a Kubernetes quantity such as 10Gi' }).optional(),
+      storage_class: z.string({ error: 'must be a valid storage class name' }).optional(),
+      access_modes: z.array(z.string({ error: 'must be an access mode' }), { error: 'must be a list of access modes' }).optional(),
+      claim_name: z.string({ error: 'must be a valid claim name' }).optional(),
+    })
+    .optional(),
+  setup_script: z.string({ error: 'must be a string (a shell script)' }).optional(),
+  cleanup_script: z.string({ error: 'must be a string (a shell script)' }).optional(),
+  timeouts: z
+    .strictObject({
+      pvc_binding_seconds: budgetSeconds.optional(),
+      scheduling_seconds: budgetSeconds.optional(),
+      image_pull_seconds: budgetSeconds.optional(),
+      container_start_seconds: budgetSeconds.optional(),
+    })
+    .optional(),
+});
+
 export const ProfileSchema = z.strictObject({
   /** Name of an entry of `executors`. */
   executor: nameKey,
   env: envMap.optional(),
+  /** Required for (and only allowed on) a profile of a kubernetes executor. */
+  kubernetes: KubernetesProfileSchema.optional(),
   description: z.string().optional(),
 });
 
@@ -48,6 +90,8 @@ export const AgentSchema = z.strictObject({
     .array(z.string().min(1, { error: 'must be a non-empty array of strings' }), { error: 'must be a non-empty array of strings' })
     .min(1, { error: 'must be a non-empty array of strings' }),
   env: envMap.optional(),
+  /** How the agent gets the launch prompt besides BERTH_PROMPT: in argv (`{{prompt}}`), on stdin, or in a file (`{{prompt_file}}`). */
+  prompt: z.enum(['argv', 'stdin', 'file'], { error: 'must be argv, stdin or file' }).optional(),
   description: z.string().optional(),
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { previousAgentProcessId, recordedAgentId } from './launch.js';
+import { previousAgentProcessId, recordedAgentId } from './agent.js';
 
 describe('agent runs', () => {
   it('names the run before agent-N', () => {

@@ -2,9 +2,9 @@
  * What the manager's parts share: the store, executors, events, the live map, locks and hooks.
  * @module
  */
-import type { ResolvedConfig } from '../config/index.js';
-import type { Executor } from '../executors/executor.js';
-import type { InventoryStore } from '../inventory/index.js';
+import { resolveProfile, type ResolvedConfig } from '../config/index.js';
+import type { Executor, ExecutorProfileSnapshot } from '../executors/executor.js';
+import type { InventoryStore, SessionRecord } from '../inventory/index.js';
 import type { KeyedLock } from '../shared/locks.js';
 import type { Logger } from '../shared/logger.js';
 import type { SessionEvents } from './events.js';
@@ -27,6 +27,16 @@ export interface ManagerContext {
   secretSource: (name: string) => string | undefined;
   /** Identifies this controller run: its shells' process ids carry it (see shell.ts). */
   runId: string;
+  /** The profile snapshot of a launch target name, as resolved now (see executors/factory.ts). */
+  snapshotProfile: (name: string) => ExecutorProfileSnapshot;
+}
+
+/**
+ * The executor entry a session runs on: the one its recorded profile snapshot names, or (rows from
+ * before snapshots were recorded) what its launch target resolves to now.
+ */
+export function sessionExecutorName(ctx: ManagerContext, session: SessionRecord): string {
+  return session.request.profile?.executor ?? resolveProfile(ctx.config, session.executor)?.executor.name ?? session.executor;
 }
 
 /** Secret names in runtime rows (spec Appendix B) and their metadata keys. */

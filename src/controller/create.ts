@@ -5,8 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { loadConfig, type ResolvedConfig } from '../config/index.js';
-import type { Executor } from '../executors/executor.js';
-import { LocalExecutor } from '../executors/local/index.js';
+import { createExecutors, profileSnapshot, type ExecutorDeps } from '../executors/factory.js';
 import { InventoryStore } from '../inventory/index.js';
 import { KeyedLock } from '../shared/locks.js';
 import { silentLogger, type Logger } from '../shared/logger.js';
@@ -46,11 +45,8 @@ export async function createController(opts: ControllerOptions): Promise<Control
   const config = opts.config ?? loadConfig({ dataDir });
   const logger = opts.logger ?? silentLogger;
   const store = InventoryStore.open({ dataDir });
-  const executors = new Map<string, Executor>();
-  for (const entry of Object.values(config.executors)) {
-    if (entry.type !== 'local') continue; // kubernetes: accepted by the config, not implemented yet
-    executors.set(entry.name, new LocalExecutor({ name: entry.name, dataDir, agentctlPath: opts.agentctlPath ?? entry.agentctlPath, logger }));
-  }
+  const deps: ExecutorDeps = { dataDir, logger, ...(opts.agentctlPath !== undefined ? { agentctlPath: opts.agentctlPath } : {}) };
+  const executors = createExecutors(config, deps);
   const events = new SessionEvents((err) => logger.warn({ err: String(err) }, 'event listener threw'));
   return new SessionManager({
     store,
@@ -63,5 +59,6 @@ export async function createController(opts: ControllerOptions): Promise<Control
     hooks: opts.testHooks ?? testHooksFromEnv(env),
     secretSource: (name) => env[name],
     runId: newControllerRunId(),
+    snapshotProfile: (name) => profileSnapshot(config, name, deps),
   });
 }

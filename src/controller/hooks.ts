@@ -1,7 +1,8 @@
 /**
  * Test-only hooks of the controller. `BERTH_TEST_CRASH_AT=<checkpoint>` (honoured only with
  * `BERTH_TEST_HOOKS=1`) exits the process right after that checkpoint is durably written, so tests
- * can kill the controller at every step of a launch.
+ * can kill the controller at every step of a launch; `BERTH_TEST_CRASH_AT=before:<checkpoint>` exits
+ * right before that checkpoint is written (after the side effect it records, e.g. a committed create).
  * @module
  */
 
@@ -28,6 +29,11 @@ export function testHooksFromEnv(env: Readonly<Record<string, string | undefined
   if (env.BERTH_TEST_HOOKS !== '1') return {};
   const crashAt = env.BERTH_TEST_CRASH_AT?.trim();
   return crashAt ? { crashAt } : {};
+}
+
+/** Called before an executor checkpoint is written: `crashAt: 'before:<state>'` exits there. */
+export function beforeCheckpoint(hooks: TestHooks, name: string): void {
+  if (hooks.crashAt === `before:${name}`) process.exit(137);
 }
 
 export function reachedCheckpoint(hooks: TestHooks, name: string, sessionId: string): void {

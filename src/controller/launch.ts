@@ -6,38 +6,38 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { isAgentctlHttpError } from '../client/index.js';
-import type { CreateInstanceRequest, ExecutorInstance, InstanceSecrets, RepositoryCredentials, RepositorySpec, RuntimeCheckpoint, StageEvent } from '../executors/executor.js';
+import type { CreateInstanceRequest, ExecutorInstance, ExecutorProfileSnapshot, InstanceSecrets, RepositoryCredentials, RepositorySpec, RuntimeCheckpoint, StageEvent } from '../executors/executor.js';
 import { isLaunchError, LaunchError } from '../executors/executor.js';
-import { SECRET_ID_KEY_PREFIX, type RuntimeRecord, type SessionRecord } from '../inventory/index.js';
+import type { RuntimeRecord, SessionRecord } from '../inventory/index.js';
 import { errorMessage, withRollbackErrors } from '../shared/errors.js';
 import { sanitize } from '../shared/sanitize.js';
 import { diagnostic, secretIds, SECRET_REF, setSessionState, type ManagerContext } from './context.js';
-import { reachedCheckpoint } from './hooks.js';
+import { beforeCheckpoint, reachedCheckpoint } from './hooks.js';
 import { decodeRepoCredentials, repoCredentialId } from './repo-credentials.js';
+import { AGENT_PROCESS_KEY, AGENT_START_STAGE, endStaleShells, ensureAgent, lostAgent, recordedAgentId, recordedLostAgent } from './agent.js';
+import { pickSecretMetadata, secretMetadata, withAgent } from './runtime-metadata.js';
 import type { LiveSession } from './live.js';
 import type { AgentProcessView, StageRecord } from './service.js';
-import { staleShells } from './shell.js';
 import { applyStageEvent, failOpenStages } from './stages.js';
 
-export const AGENT_START_STAGE = 'agent_start';
-const AGENT_PROCESS_KEY = 'agent_process_id';
-
-/** The agent process a runtime row records (the latest run), if any. */
-export function recordedAgentId(metadata: Readonly<Record<string, string>>): string | undefined {
-  return metadata[AGENT_PROCESS_KEY];
-}
-
-/** Agent runs are `agent-1`, `agent-2` …: the run before `agent-N`, or null for the first (or a foreign id). */
-export function previousAgentProcessId(id: string): string | null {
-  const m = /^agent-([1-9]\d*)$/.exec(id);
-  const n = m ? Number(m[1]) : 0;
-  return n > 1 ? `agent-${n - 1}` : null;
-}
 /** Runtime metadata key: `fresh` or `revive`; recovery rolls a provisional fresh row back, a revive only stops. */
 export const LAUNCH_KIND_KEY = 'launch_kind';
 
-export type LaunchMode = { kind: 'fresh' } | { kind: 'revive'; row: RuntimeRecord };
+/**
+ * `fresh`: a new instance and a new agent. `revive`: the recorded instance, reconnected (or its
+ * agentctl restarted with the recorded nonce). Its `intent` decides about the agent: an explicit
+ * `resume` starts a new agent when the recorded one cannot go on; a `reconnect` (recovery at
+ * start-up) never does — an agent whose agentctl died is reported lost, not silently re-run.
+ */
+export type LaunchMode = { kind: 'fresh' } | { kind: 'revive'; row: RuntimeRecord; intent: 'resume' | 'reconnect' };
+
+/** The stage a replacement of a ready session's Pod shows in `berth status` (why and when). */
+export const REPLACEMENT_STAGE = 'pod_replaced';
+/** LaunchError reason: the instance's workspace went with it (an emptyDir Pod that is gone). */
+const WORKSPACE_LOST = 'WorkspaceLost';
+
+/** How long a rollback after connect may take (its own deadline, not the launch's signal). */
+const ROLLBACK_TIMEOUT_MS = 120_000;
 
 export function newInstanceId(sessionId: string): string {
   return `${sessionId}-${randomBytes(3).toString('hex')}`;
@@ -91,16 +91,19 @@ export class SessionLaunch {
         ...(repositoryCredentials ? { repositoryCredentials } : {}),
         env: this.session.request.env,
         secretEnv,
-        profile: { executor: this.#executorName, type: 'local', settings: {}, env: this.session.request.profileEnv },
+        profile: this.#profile(),
         onStage: (e) => this.#onStage(e),
+        onDiagnostic: (reason, message) => diagnostic(ctx, this.#sessionId, reason, sanitize(message)),
         checkpointRuntimeInventory: (cp) => this.#checkpoint(cp),
         signal: this.signal,
         ...(previous ? { previous } : { releaseRuntimeInventory: async () => this.#release() }),
       };
       instance = await executor.createInstance(req);
     } catch (err) {
-      // The executor has rolled back what it created. A revive keeps its row (resumable), back at `stopped`.
-      if (this.mode.kind === 'revive') this.#markRowStopped();
+      // The executor has rolled back what it created. A revive keeps its row (resumable): back at
+      // `stopped` when nothing runs, left `ready` when the instance still runs (a transient failure
+      // to reach it must not record a running instance as stopped).
+      if (this.mode.kind === 'revive') await this.#settleFailedRevive(this.mode.row);
       this.#fail(err);
       return;
     }
@@ -126,7 +129,7 @@ export class SessionLaunch {
       const agent = await this.#stage(AGENT_START_STAGE, () => ensureAgent(ctx, this.session, live.instance));
       live.agentProcessId = agent.id;
       live.agent = agent;
-      this.#writeRow('ready', { ...(this.#lastRow?.metadata ?? {}), [AGENT_PROCESS_KEY]: agent.id }, this.#lastRow?.secretRefs ?? {});
+      this.#writeRow('ready', withAgent(this.#lastRow?.metadata ?? {}, agent.id, null), this.#lastRow?.secretRefs ?? {});
     } catch (err) {
       setSessionState(ctx, id, 'ready', { message: sanitize(errorMessage(err)), stage: AGENT_START_STAGE });
       throw err;
@@ -135,24 +138,70 @@ export class SessionLaunch {
     ctx.log.info({ session: id, process: live.agentProcessId }, 'agent restarted');
   }
 
+  /**
+   * Re-attaches a ready session whose connection died (a dropped forward, a dead or restarted
+   * agentctl) through the executor's refresh: no `launching` state; an agent whose agentctl died is
+   * reported lost. When the executor had to replace the Pod (gone, evicted, failed) the session
+   * records why and when and its running agent is started again; an emptyDir workspace that went
+   * with its Pod fails the session. Throws when the instance cannot be reached. `cause`: what the
+   * executor saw go wrong (e.g. an OOM kill), named in the lost agent's reason.
+   */
+  async refresh(live: LiveSession, cause?: { reason: string; message: string }): Promise<void> {
+    const { ctx } = this;
+    const id = this.#sessionId;
+    const executor = ctx.executors.get(this.#executorName);
+    if (!executor) throw new Error(`executor '${this.#executorName}' is not configured any more`);
+    // the entry stays while the refresh runs (status reads still find the session's agent)
+    const before = live.agent;
+    let instance: ExecutorInstance;
+    try {
+      instance = await executor.refreshInstance(live.instance, {
+        env: this.session.request.env,
+        secretEnv: this.#resolveSecretEnv(),
+        profile: this.#profile(),
+        onStage: (e) => {
+          if (e.status === 'waiting' || e.status === 'failed') diagnostic(ctx, id, e.reason ?? 'Reconnecting', sanitize(e.message ?? e.stage));
+        },
+        checkpointRuntimeInventory: (cp) => this.#checkpoint(cp),
+        signal: this.signal,
+      });
+    } catch (err) {
+      if (ctx.live.get(id) === live) ctx.live.take(id);
+      if (isLaunchError(err) && err.reason === WORKSPACE_LOST) this.#workspaceLost(err);
+      throw err;
+    }
+    const agentId = live.agentProcessId ?? (this.mode.kind === 'revive' ? recordedAgentId(this.mode.row.metadata) : undefined) ?? null;
+    const fresh = this.#storeReady(instance, agentId);
+    if (instance.replaced) {
+      await this.#afterReplacement(fresh, instance, instance.replaced, agentId, before);
+    } else if (instance.revived && agentId !== null) {
+      this.#markAgentLost(fresh, agentId, cause ? `its agentctl stopped and the agent with it (${cause.reason}: ${sanitize(cause.message)})` : undefined);
+    } else {
+      fresh.agentProcessId = agentId;
+      fresh.agent = live.agent;
+    }
+    ctx.log.info({ session: id, instance: this.#instanceId, revived: instance.revived }, 'session reconnected');
+  }
+
   /** Secrets first, then the `ready` row, then the agent (spec §4.8: a ready row can always reconnect). */
   async #complete(instance: ExecutorInstance): Promise<void> {
     const { ctx } = this;
-    const ids = secretIds(this.#instanceId);
-    ctx.store.putSecret(ids.authToken, instance.secrets.authToken);
-    ctx.store.putSecret(ids.bootstrapNonce, instance.secrets.bootstrapNonce);
-    reachedCheckpoint(ctx.hooks, 'secrets_stored', this.#sessionId);
+    const recorded = this.mode.kind === 'revive' ? recordedAgentId(this.mode.row.metadata) : undefined;
+    // A reconnect to a restarted agentctl: the agent the earlier one ran died with it.
+    const lost = this.mode.kind === 'revive' && this.mode.intent === 'reconnect' && instance.revived && recorded !== undefined;
     // On a pure reconnect the agent recorded by the earlier controller still belongs to this agentctl.
-    const recordedAgent = this.mode.kind === 'revive' && !instance.revived ? this.mode.row.metadata[AGENT_PROCESS_KEY] : undefined;
-    const carried: Record<string, string> = recordedAgent !== undefined ? { [AGENT_PROCESS_KEY]: recordedAgent } : {};
-    this.#writeRow('ready', { ...instance.metadata, ...secretMetadata(ids), ...carried }, { [SECRET_REF.authToken]: ids.authToken, [SECRET_REF.bootstrapNonce]: ids.bootstrapNonce });
+    const carried = recorded !== undefined && (!instance.revived || lost) ? recorded : null;
+    const live = this.#storeReady(instance, carried);
     reachedCheckpoint(ctx.hooks, 'ready', this.#sessionId);
-    const live = ctx.live.replace(this.#sessionId, instance);
-    const agent = await this.#stage(AGENT_START_STAGE, () => ensureAgent(ctx, this.session, instance, recordedAgent));
-    const agentId = agent.id;
-    live.agentProcessId = agentId;
-    live.agent = agent;
-    this.#writeRow('ready', { ...(this.#lastRow?.metadata ?? {}), [AGENT_PROCESS_KEY]: agentId }, this.#lastRow?.secretRefs ?? {});
+    if (lost) {
+      this.#markAgentLost(live, recorded);
+    } else {
+      const agent = await this.#stage(AGENT_START_STAGE, () => ensureAgent(ctx, this.session, instance, instance.revived ? undefined : recorded));
+      const stillLost = agent.id === recorded && agent.status !== 'running' && this.mode.kind === 'revive' ? recordedLostAgent(this.mode.row.metadata) : null;
+      live.agentProcessId = agent.id;
+      live.agent = stillLost ?? agent;
+      this.#writeRow('ready', withAgent(this.#lastRow?.metadata ?? {}, agent.id, stillLost?.lostReason ?? null), this.#lastRow?.secretRefs ?? {});
+    }
     reachedCheckpoint(ctx.hooks, 'agent_started', this.#sessionId);
     if (this.mode.kind === 'revive') await endStaleShells(ctx, this.#sessionId, instance);
     setSessionState(ctx, this.#sessionId, 'ready', null, { workspacePath: instance.workspacePath });
@@ -168,18 +217,98 @@ export class SessionLaunch {
     );
   }
 
+  /** Stores the instance secrets, writes the `ready` row (with the agent it carries) and installs the live entry. */
+  #storeReady(instance: ExecutorInstance, agentId: string | null): LiveSession {
+    const { ctx } = this;
+    const ids = secretIds(this.#instanceId);
+    ctx.store.putSecret(ids.authToken, instance.secrets.authToken);
+    ctx.store.putSecret(ids.bootstrapNonce, instance.secrets.bootstrapNonce);
+    reachedCheckpoint(ctx.hooks, 'secrets_stored', this.#sessionId);
+    const metadata = { ...instance.metadata, ...secretMetadata(ids), ...(agentId !== null ? { [AGENT_PROCESS_KEY]: agentId } : {}) };
+    this.#writeRow('ready', metadata, { [SECRET_REF.authToken]: ids.authToken, [SECRET_REF.bootstrapNonce]: ids.bootstrapNonce });
+    return ctx.live.replace(this.#sessionId, instance);
+  }
+
+  /**
+   * A ready session whose Pod was replaced (deleted, evicted, failed): `berth status` keeps why and
+   * when (a `pod_replaced` stage), and an agent that was running when the Pod went is started again
+   * as a new run (the earlier run's output stays readable as the previous run). An agent that had
+   * already exited is not re-run.
+   */
+  async #afterReplacement(fresh: LiveSession, instance: ExecutorInstance, replaced: NonNullable<ExecutorInstance['replaced']>, agentId: string | null, before: AgentProcessView | null): Promise<void> {
+    const { ctx } = this;
+    const id = this.#sessionId;
+    const note = `replaced at ${replaced.at}: ${replaced.message}; a new Pod runs on the same volume`;
+    const noticed = new Date(replaced.at);
+    this.#onStage({ stage: REPLACEMENT_STAGE, status: 'running', at: Number.isNaN(noticed.getTime()) ? new Date() : noticed });
+    this.#onStage({ stage: REPLACEMENT_STAGE, status: 'succeeded', at: new Date(), reason: replaced.reason, message: note });
+    diagnostic(ctx, id, 'Replaced', `${replaced.reason}: ${note}`);
+    if (agentId === null || before?.status === 'exited') {
+      fresh.agentProcessId = agentId;
+      fresh.agent = before;
+      return;
+    }
+    try {
+      const agent = await this.#stage(AGENT_START_STAGE, () => ensureAgent(ctx, this.session, instance));
+      fresh.agentProcessId = agent.id;
+      fresh.agent = agent;
+      this.#writeRow('ready', withAgent(this.#lastRow?.metadata ?? {}, agent.id, null), this.#lastRow?.secretRefs ?? {});
+      diagnostic(ctx, id, 'AgentRestarted', `agent ${agentId} ended with the replaced Pod; started ${agent.id} in the new one (berth logs --previous ${id} shows the earlier run)`);
+      ctx.log.info({ session: id, previous: agentId, process: agent.id, reason: replaced.reason }, 'agent started again after a Pod replacement');
+    } catch (err) {
+      this.#markAgentLost(fresh, agentId, `it ended with the replaced Pod (${replaced.reason}) and could not be started again: ${sanitize(errorMessage(err))}`);
+    }
+  }
+
+  /** The workspace went with its Pod (emptyDir): the session fails with what to do; nothing is re-created. */
+  #workspaceLost(err: LaunchError): void {
+    const message = `${sanitize(err.message)}; remove the session with berth rm ${this.#sessionId}`;
+    this.#markRowStopped();
+    diagnostic(this.ctx, this.#sessionId, WORKSPACE_LOST, message);
+    setSessionState(this.ctx, this.#sessionId, 'failed', { message, stage: err.stage });
+  }
+
+  /** Records (durably) and reports that the agent died with its agentctl. */
+  #markAgentLost(live: LiveSession, agentId: string, reason = 'its agentctl stopped (killed, crashed or its container restarted) and the agent with it'): void {
+    live.agentProcessId = agentId;
+    live.agent = lostAgent(agentId, reason);
+    this.#writeRow('ready', withAgent(this.#lastRow?.metadata ?? {}, agentId, reason), this.#lastRow?.secretRefs ?? {});
+    diagnostic(this.ctx, this.#sessionId, 'AgentLost', `agent ${agentId} is lost: ${reason}; it is not started again by itself (berth resume ${this.#sessionId} starts it)`);
+    this.ctx.log.warn({ session: this.#sessionId, process: agentId }, 'agent lost with its agentctl');
+  }
+
+  /** A failed revive: `stopped` when nothing of the instance runs any more, else the row is left as it was. */
+  async #settleFailedRevive(row: RuntimeRecord): Promise<void> {
+    if (row.state === 'ready') {
+      const status = await this.ctx.executors
+        .get(this.#executorName)
+        ?.status({ identity: { instanceId: row.instanceId, sessionId: row.sessionId, taskId: row.sessionId, environmentId: row.sessionId }, metadata: row.metadata })
+        .catch(() => null);
+      if (status && (status.liveness === 'running' || status.liveness === 'unreachable')) {
+        const current = this.ctx.store.getRuntime(this.#sessionId);
+        if (current && current.instanceId === this.#instanceId && current.state !== 'ready') this.#lastRow = this.ctx.store.upsertRuntime({ ...current, state: 'ready', metadata: row.metadata });
+        return;
+      }
+    }
+    this.#markRowStopped();
+  }
+
   async #rollbackAfterConnect(instance: ExecutorInstance, err: unknown): Promise<Error> {
     const { ctx } = this;
     const primary = err instanceof Error ? err : new Error(String(err));
     const errors: unknown[] = [];
-    ctx.live.take(this.#sessionId);
+    ctx.live.detach(this.#sessionId);
     const executor = ctx.executors.get(this.#executorName);
     const destroy = this.mode.kind === 'fresh';
     try {
-      await executor?.stopInstance({ identity: instance.identity, metadata: this.#lastRow?.metadata ?? instance.metadata, control: instance.control }, { destroy, reason: 'rollback' });
+      await executor?.stopInstance(
+        { identity: instance.identity, metadata: this.#lastRow?.metadata ?? instance.metadata, control: instance.control, profile: this.#profile() },
+        { destroy, reason: 'rollback', signal: AbortSignal.timeout(ROLLBACK_TIMEOUT_MS) },
+      );
     } catch (e) {
       errors.push(e);
     }
+    await instance.close().catch(() => undefined);
     if (errors.length === 0 && destroy) {
       try {
         const ids = secretIds(this.#instanceId);
@@ -227,6 +356,7 @@ export class SessionLaunch {
     if (cp.state === 'ready' || cp.state === 'stopped' || cp.state === 'failed') {
       throw new Error(`checkpoint runtime inventory: executors must not write the final state '${cp.state}'`);
     }
+    beforeCheckpoint(this.ctx.hooks, cp.state);
     // a revive keeps the secret references of the row it revives
     const carried = this.mode.kind === 'revive' ? pickSecretMetadata(this.#lastRow?.metadata ?? {}) : {};
     this.#writeRow(cp.state, { ...carried, ...cp.metadata }, this.#lastRow?.secretRefs ?? {});
@@ -260,11 +390,17 @@ export class SessionLaunch {
 
   #fail(err: unknown): void {
     const stage = isLaunchError(err) ? err.stage : null;
-    const message = sanitize(errorMessage(err));
+    const lost = isLaunchError(err) && err.reason === WORKSPACE_LOST ? `; remove the session with berth rm ${this.#sessionId}` : '';
+    const message = `${sanitize(errorMessage(err))}${lost}`;
     this.ctx.log.warn({ session: this.#sessionId, stage, err: message }, 'launch failed');
     const stages = failOpenStages(this.#stages, new Date(), message);
     this.ctx.store.updateSession(this.#sessionId, { stages });
     setSessionState(this.ctx, this.#sessionId, 'failed', { message, stage });
+  }
+
+  /** The snapshot the session recorded at launch (rows from before snapshots: the local executor's shape). */
+  #profile(): ExecutorProfileSnapshot {
+    return this.session.request.profile ?? { executor: this.#executorName, profile: null, type: 'local', settings: {}, env: this.session.request.profileEnv };
   }
 
   #resolveSecretEnv(): Record<string, string> {
@@ -294,84 +430,5 @@ export class SessionLaunch {
       throw new LaunchError('initialize', 'SecretsMissing', `runtime row of session ${row.sessionId} has no agentctl secrets (remove the session and launch again)`);
     }
     return { authToken: this.ctx.store.revealSecret(authId), bootstrapNonce: this.ctx.store.revealSecret(nonceId) };
-  }
-}
-
-/**
- * Kills the shells an earlier controller run left running in the instance: their terminals are
- * gone with that controller, so nobody can reach them again (best effort: a failure is logged).
- */
-async function endStaleShells(ctx: ManagerContext, sessionId: string, instance: ExecutorInstance): Promise<void> {
-  try {
-    const stale = staleShells(await instance.client.listProcesses(), ctx.runId);
-    for (const p of stale) await instance.client.signal(p.id, 'SIGKILL').catch((err: unknown) => ctx.log.warn({ session: sessionId, process: p.id, err: errorMessage(err) }, 'cannot end stale shell'));
-    if (stale.length > 0) diagnostic(ctx, sessionId, 'ShellsEnded', `ended ${stale.length} shell(s) left open by an earlier controller`);
-  } catch (err) {
-    ctx.log.warn({ session: sessionId, err: sanitize(errorMessage(err)) }, 'cannot list processes to end stale shells');
-  }
-}
-
-function secretMetadata(ids: { authToken: string; bootstrapNonce: string }): Record<string, string> {
-  return {
-    [`${SECRET_ID_KEY_PREFIX}${SECRET_REF.authToken}`]: ids.authToken,
-    [`${SECRET_ID_KEY_PREFIX}${SECRET_REF.bootstrapNonce}`]: ids.bootstrapNonce,
-  };
-}
-
-function pickSecretMetadata(metadata: Readonly<Record<string, string>>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(metadata)) if (k.startsWith(SECRET_ID_KEY_PREFIX)) out[k] = v;
-  return out;
-}
-
-/**
- * Starts the session's agent unless one is already running in the instance (after a reconnect the
- * agent of the earlier controller keeps running: it must not be started twice). `recordedAgentId`
- * is the agent the ready row recorded for this same agentctl (pure reconnects only): when it has
- * run to its end it is not started again — it finished its task, and a controller restart must not
- * repeat it. A new agent starts when agentctl itself was (re)started (a resume after stop, or after
- * agentctl died) or when no agent was recorded yet (a launch cut short before the agent started).
- */
-export async function ensureAgent(
-  ctx: ManagerContext,
-  session: SessionRecord,
-  instance: ExecutorInstance,
-  recordedAgentId?: string,
-): Promise<AgentProcessView> {
-  const processes = await instance.client.listProcesses();
-  const agents = processes.filter((p) => p.kind === 'agent');
-  const running = agents.find((p) => p.status === 'running');
-  if (running) {
-    ctx.log.info({ session: session.id, process: running.id }, 'agent already running; not starting another');
-    return { id: running.id, status: 'running', exitCode: null };
-  }
-  const finished = instance.revived || recordedAgentId === undefined ? undefined : agents.find((p) => p.id === recordedAgentId);
-  if (finished) {
-    ctx.log.info({ session: session.id, process: finished.id, exitCode: finished.exit_code }, 'agent already ran to its end; not starting it again');
-    return { id: finished.id, status: 'exited', exitCode: finished.exit_code };
-  }
-  const id = `agent-${agents.length + 1}`;
-  const command = session.request.agentCommand;
-  try {
-    const info = await instance.client.startProcess({
-      id,
-      kind: 'agent',
-      command,
-      env: { ...session.request.agentEnv, BERTH_PROMPT: session.request.prompt ?? '' },
-    });
-    return { id: info.id, status: 'running', exitCode: null };
-  } catch (err) {
-    if (isAgentctlHttpError(err) && err.status === 400 && /cannot start/.test(err.message)) {
-      const notFound = /ENOENT/.test(err.message);
-      throw new LaunchError(
-        AGENT_START_STAGE,
-        notFound ? 'AgentCommandNotFound' : 'AgentStartFailed',
-        notFound
-          ? `agent '${session.agent}': command '${command[0] ?? ''}' was not found (check agents.${session.agent}.command in berth.yaml and PATH)`
-          : `agent '${session.agent}': cannot start '${command[0] ?? ''}': ${sanitize(err.message)}`,
-        { cause: err },
-      );
-    }
-    throw err;
   }
 }

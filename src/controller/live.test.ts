@@ -3,7 +3,15 @@ import type { ExecutorInstance } from '../executors/executor.js';
 import { LiveSessions } from './live.js';
 import { toView } from './views.js';
 
-const instance = (id: string) => ({ identity: { instanceId: id } }) as unknown as ExecutorInstance;
+const closed: string[] = [];
+const instance = (id: string) =>
+  ({
+    identity: { instanceId: id },
+    close: () => {
+      closed.push(id);
+      return Promise.resolve();
+    },
+  }) as unknown as ExecutorInstance;
 
 describe('LiveSessions', () => {
   it('closes the old entry when a session is replaced', () => {
@@ -12,6 +20,8 @@ describe('LiveSessions', () => {
     const second = live.replace('s-1', instance('i-2'));
     expect(first.abort.signal.aborted, 'streams of the old client end').toBe(true);
     expect(second.abort.signal.aborted).toBe(false);
+    expect(closed, 'the old instance releases its local connections (port-forwards)').toContain('i-1');
+    expect(closed).not.toContain('i-2');
     expect(live.get('s-1')).toBe(second);
     expect(live.size).toBe(1);
   });
@@ -22,9 +32,11 @@ describe('LiveSessions', () => {
     live.replace('b', instance('i-b'));
     expect(live.take('a')).toBe(a);
     expect(a.abort.signal.aborted).toBe(true);
+    expect(closed).toContain('i-a');
     expect(live.take('a')).toBeUndefined();
     live.closeAll();
     expect(live.size).toBe(0);
+    expect(closed).toContain('i-b');
   });
 });
 

@@ -29,8 +29,21 @@ export class LiveSessions {
     return entry;
   }
 
-  /** Removes and closes an entry. */
+  /**
+   * Removes and closes an entry: its streams are aborted and the instance's local connections
+   * (port-forwards) released. The instance itself keeps running.
+   */
   take(sessionId: string): LiveSession | undefined {
+    const old = this.detach(sessionId);
+    if (old) void old.instance.close().catch(() => undefined);
+    return old;
+  }
+
+  /**
+   * Removes an entry and ends its streams but leaves the instance's connections open: for a stop or
+   * a rollback that still talks to agentctl through them. The caller closes the instance after.
+   */
+  detach(sessionId: string): LiveSession | undefined {
     const old = this.#map.get(sessionId);
     if (old) {
       this.#map.delete(sessionId);

@@ -7,11 +7,11 @@
 import { isProvisionalState, type SessionRecord } from '../inventory/index.js';
 import { errorMessage } from '../shared/errors.js';
 import { sanitize } from '../shared/sanitize.js';
-import { diagnostic, secretIds, setSessionState, type ManagerContext } from './context.js';
+import { diagnostic, secretIds, sessionExecutorName, setSessionState, type ManagerContext } from './context.js';
 import { LAUNCH_KIND_KEY, SessionLaunch } from './launch.js';
 import { failOpenStages } from './stages.js';
 
-export async function recoverSession(ctx: ManagerContext, session: SessionRecord, opts: { force: boolean }): Promise<void> {
+export async function recoverSession(ctx: ManagerContext, session: SessionRecord, opts: { force: boolean; signal?: AbortSignal }): Promise<void> {
   const id = session.id;
   const row = ctx.store.getRuntime(id);
 
@@ -22,7 +22,7 @@ export async function recoverSession(ctx: ManagerContext, session: SessionRecord
 
   if (!row) {
     if (session.state === 'launching') {
-      const executorName = ctx.config.profiles[session.executor]?.executor ?? session.executor;
+      const executorName = sessionExecutorName(ctx, session);
       try {
         await ctx.executors.get(executorName)?.removeUnrecorded?.(id);
       } catch (err) {
@@ -45,7 +45,8 @@ export async function recoverSession(ctx: ManagerContext, session: SessionRecord
   if (isProvisionalState(row.state)) {
     const fresh = row.metadata[LAUNCH_KIND_KEY] !== 'revive';
     try {
-      await executor.stopInstance({ identity, metadata: row.metadata }, { destroy: fresh, reason: 'recover_provisional' });
+      const profile = session.request.profile;
+      await executor.stopInstance({ identity, metadata: row.metadata, ...(profile ? { profile } : {}) }, { destroy: fresh, reason: 'recover_provisional', ...(opts.signal ? { signal: opts.signal } : {}) });
       if (fresh) {
         const ids = secretIds(row.instanceId);
         ctx.store.deleteSecret(ids.authToken);
@@ -75,7 +76,8 @@ export async function recoverSession(ctx: ManagerContext, session: SessionRecord
   }
 
   if (row.state === 'ready') {
-    await new SessionLaunch(ctx, session, { kind: 'revive', row }, row.executor, new AbortController().signal).run();
+    // A reconnect: an agent whose agentctl died meanwhile is reported lost, never re-run by itself.
+    await new SessionLaunch(ctx, session, { kind: 'revive', row, intent: 'reconnect' }, row.executor, opts.signal ?? new AbortController().signal).run();
     return;
   }
 

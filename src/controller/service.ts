@@ -27,7 +27,21 @@ export interface StageRecord {
   reason: string | null;
   /** Human-readable detail for the reason; never contains secrets. */
   message: string | null;
+  /**
+   * What the stage waited for, in order (each Kubernetes reason or event while it ran: scheduling,
+   * image pull, volume binding …), the latest {@link MAX_STAGE_WAITS} kept. Absent on old rows.
+   */
+  waits?: StageWait[];
 }
+
+export interface StageWait {
+  at: string;
+  reason: string;
+  message: string;
+}
+
+/** How many waits one stage record keeps. */
+export const MAX_STAGE_WAITS = 40;
 
 export interface RepositoryRef {
   /** A clone URL (file://, git://, https://) … */
@@ -44,8 +58,11 @@ export interface RepositoryView extends RepositoryRef {
 }
 
 export interface LaunchRequest {
-  /** A URL with credentials (`https://user:token@host/x.git`) is accepted: see RepositoryView.credentials. */
-  repository: RepositoryRef;
+  /**
+   * A URL with credentials (`https://user:token@host/x.git`) is accepted: see RepositoryView.credentials.
+   * Omitted (Kubernetes executors only): the session starts in an empty workspace.
+   */
+  repository?: RepositoryRef;
   /** Agent profile name from the config (default: `demo`, the scripted demo agent). */
   agent?: string;
   /** Executor name from the config (default: `local`). */
@@ -67,8 +84,11 @@ export interface SessionError {
 
 export interface AgentProcessView {
   id: string;
-  status: 'running' | 'exited';
+  /** `lost`: its agentctl died (killed, crashed, container restarted) and the agent with it; only `berth resume` starts it again. */
+  status: 'running' | 'exited' | 'lost';
   exitCode: number | null;
+  /** Why the agent is lost (status `lost` only). */
+  lostReason?: string;
 }
 
 export interface SessionView {
@@ -91,7 +111,9 @@ export interface SessionView {
 export type SessionEvent =
   | { type: 'state'; sessionId: string; state: SessionState; error: SessionError | null; at: string }
   | { type: 'stage'; sessionId: string; stage: StageRecord; at: string }
-  | { type: 'diagnostic'; sessionId: string; reason: string; message: string; at: string };
+  | { type: 'diagnostic'; sessionId: string; reason: string; message: string; at: string }
+  /** The session is gone (its workspace destroyed); the last event of a session. */
+  | { type: 'removed'; sessionId: string; at: string };
 
 export interface OutputChunkView {
   seq: number;

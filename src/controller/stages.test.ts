@@ -39,6 +39,28 @@ describe('applyStageEvent', () => {
   });
 });
 
+describe('stage waits', () => {
+  it('keeps every distinct wait in order, and a succeeded stage no longer shows the last one as its reason', () => {
+    let s = applyStageEvent([], { stage: 'pod_ready', status: 'running', at: t(0) }).stages;
+    s = applyStageEvent(s, { stage: 'pod_ready', status: 'waiting', at: t(5), reason: 'Unschedulable', message: '0/1 nodes are available' }).stages;
+    s = applyStageEvent(s, { stage: 'pod_ready', status: 'waiting', at: t(6), reason: 'Unschedulable', message: '0/1 nodes are available' }).stages;
+    s = applyStageEvent(s, { stage: 'pod_ready', status: 'waiting', at: t(9), reason: 'Pulling', message: 'pulling image' }).stages;
+    expect(s[0]).toMatchObject({ status: 'waiting', reason: 'Pulling' });
+    s = applyStageEvent(s, { stage: 'pod_ready', status: 'succeeded', at: t(20) }).stages;
+    expect(s[0]).toMatchObject({ status: 'succeeded', reason: null, message: null, durationMs: 20 });
+    expect(s[0]?.waits).toEqual([
+      { at: t(5).toISOString(), reason: 'Unschedulable', message: '0/1 nodes are available' },
+      { at: t(9).toISOString(), reason: 'Pulling', message: 'pulling image' },
+    ]);
+  });
+
+  it('keeps the reason of a failed stage', () => {
+    let s = applyStageEvent([], { stage: 'pod_ready', status: 'waiting', at: t(0), reason: 'ErrImagePull', message: 'not found' }).stages;
+    s = applyStageEvent(s, { stage: 'pod_ready', status: 'failed', at: t(3) }).stages;
+    expect(s[0]).toMatchObject({ status: 'failed', reason: 'ErrImagePull', message: 'not found' });
+  });
+});
+
 describe('failOpenStages', () => {
   it('fails only the stages that have not ended', () => {
     let s = applyStageEvent([], { stage: 'a', status: 'running', at: t(0) }).stages;

@@ -3,7 +3,7 @@
  * @module
  */
 import type { StageEvent } from '../executors/executor.js';
-import type { StageRecord } from './service.js';
+import { MAX_STAGE_WAITS, type StageRecord } from './service.js';
 
 /** Applies one stage event to the stage list of the current launch; returns the new list and the changed record. */
 export function applyStageEvent(stages: readonly StageRecord[], event: StageEvent): { stages: StageRecord[]; record: StageRecord } {
@@ -28,16 +28,31 @@ export function applyStageEvent(stages: readonly StageRecord[], event: StageEven
       durationMs: null,
       reason: event.reason ?? null,
       message: event.message ?? null,
+      ...(event.status === 'waiting' && event.reason !== undefined ? { waits: [{ at, reason: event.reason, message: event.message ?? '' }] } : {}),
     };
     if (event.status === 'succeeded' || event.status === 'failed') record = end(record, event.at);
     list.push(record);
     return { stages: list, record };
   }
   const current = list[index] as StageRecord;
-  record = { ...current, status: event.status, reason: event.reason ?? (event.status === 'running' ? null : current.reason), message: event.message ?? (event.status === 'running' ? null : current.message) };
+  // A stage that succeeds no longer shows what it waited for as its reason: its waits keep that.
+  const keep = event.status === 'waiting' || event.status === 'failed';
+  record = {
+    ...current,
+    status: event.status,
+    reason: event.reason ?? (keep ? current.reason : null),
+    message: event.message ?? (keep ? current.message : null),
+  };
+  if (event.status === 'waiting' && event.reason !== undefined) record.waits = addWait(current.waits ?? [], { at, reason: event.reason, message: event.message ?? '' });
   if (event.status === 'succeeded' || event.status === 'failed') record = end(record, event.at);
   list[index] = record;
   return { stages: list, record };
+}
+
+function addWait(waits: NonNullable<StageRecord['waits']>, wait: NonNullable<StageRecord['waits']>[number]): NonNullable<StageRecord['waits']> {
+  const last = waits[waits.length - 1];
+  if (last && last.reason === wait.reason && last.message === wait.message) return waits;
+  return [...waits, wait].slice(-MAX_STAGE_WAITS);
 }
 
 function end(record: StageRecord, at: Date): StageRecord {

@@ -49,12 +49,17 @@ export interface RepositoryCredentials {
   password: string;
 }
 
-/** The executor profile as resolved at launch (recorded so a reconnect uses the same settings). */
+/** The executor profile as resolved at launch, recorded on the session so a resume or a replacement uses the same settings. */
 export interface ExecutorProfileSnapshot {
   /** Name of the executor entry in the config. */
   executor: string;
+  /** Name of the profile the launch named, or null when it named the executor entry itself. */
+  profile: string | null;
   type: 'local' | 'kubernetes';
-  /** Executor settings that matter for reconnect (e.g. the agentctl path). Never secrets. */
+  /**
+   * Executor settings a later instance of this session is built from (local: the agentctl path;
+   * Kubernetes: the profile snapshot JSON). Never secrets.
+   */
   settings: Readonly<Record<string, string>>;
   /** Profile environment (on top of the request env). */
   env: Readonly<Record<string, string>>;
@@ -95,6 +100,12 @@ export interface CreateInstanceRequest {
   /** Stage start/end/waiting notifications. Must not throw. */
   onStage: (event: StageEvent) => void;
   /**
+   * A non-fatal finding the user should see, outside any stage (e.g. the security warnings of a
+   * Kubernetes Pod template): the controller emits it as a `diagnostic` session event, which
+   * `berth launch` prints. `message` never contains secrets. Must not throw.
+   */
+  onDiagnostic?: (reason: string, message: string) => void;
+  /**
    * Durably records a checkpoint; called right after each external side effect (spec §4.1). A
    * rejection fails the launch (and triggers rollback).
    */
@@ -104,6 +115,9 @@ export interface CreateInstanceRequest {
   /** Aborts the launch (rollback still runs, under its own deadline). */
   signal?: AbortSignal;
 }
+
+/** What a refresh needs besides the instance: the session's env, approved secrets and recorded profile. */
+export type RefreshRequest = Pick<CreateInstanceRequest, 'onStage' | 'checkpointRuntimeInventory' | 'secretEnv' | 'env' | 'profile' | 'signal'>;
 
 /** A connected instance. */
 export interface ExecutorInstance {
@@ -119,6 +133,19 @@ export interface ExecutorInstance {
   client: InstanceClient;
   /** True when this call (re)started agentctl or created the workspace, false on a pure reconnect. */
   revived: boolean;
+  /** The argv that runs agentctl inside the instance (what `{{agentctl}}` in an agent command becomes). */
+  agentctlCommand: readonly string[];
+  /**
+   * Set when this call replaced the instance's machine (a Kubernetes Pod that was deleted, evicted
+   * or failed, recreated on the same volume): why (`PodDeleted`, `PodEvicted` …) and when it was
+   * noticed. The agent that ran there ended with it; the manager decides whether to start it again.
+   */
+  replaced?: { reason: string; message: string; at: string };
+  /**
+   * Releases what this connection holds locally (port-forwards, sockets); the instance keeps running.
+   * Idempotent. Called by the live-session map whenever an entry is replaced or taken.
+   */
+  close(): Promise<void>;
 }
 
 /** What a stop needs: a live instance or only the recorded inventory (a stop after a controller restart). */
@@ -127,6 +154,8 @@ export interface StopTarget {
   metadata: Readonly<Record<string, string>>;
   /** A live control client, when connected. */
   control?: ControlClient;
+  /** The profile snapshot the session recorded (e.g. the Kubernetes cleanup script), when known. */
+  profile?: ExecutorProfileSnapshot;
 }
 
 export interface StopOptions {
@@ -134,6 +163,8 @@ export interface StopOptions {
   destroy: boolean;
   /** Why (logged; e.g. `user_stop`, `session_removed`, `rollback`). */
   reason: string;
+  /** Bounds the whole stop (verification, cleanup script, deletions and their waits). */
+  signal?: AbortSignal;
 }
 
 export type InstanceLiveness = 'running' | 'unreachable' | 'stopped' | 'missing';
@@ -157,8 +188,12 @@ export interface Executor {
   createInstance(req: CreateInstanceRequest): Promise<ExecutorInstance>;
   /** Stops agentctl and its processes; with `destroy` also removes the workspace. Idempotent. */
   stopInstance(target: StopTarget, opts: StopOptions): Promise<void>;
-  /** Re-establishes a dead connection to a running instance (no new side effects unless agentctl died). */
-  refreshInstance(instance: ExecutorInstance, req: Pick<CreateInstanceRequest, 'onStage' | 'checkpointRuntimeInventory' | 'secretEnv' | 'env'>): Promise<ExecutorInstance>;
+  /**
+   * Re-establishes a dead connection to a running instance (a dropped forward, a restarted agentctl:
+   * re-handshake with the recorded nonce, same instance id). No new side effects unless agentctl
+   * died; never starts the agent (the manager decides that). Throws when the instance is gone.
+   */
+  refreshInstance(instance: ExecutorInstance, req: RefreshRequest): Promise<ExecutorInstance>;
   /** A cheap liveness check from the recorded metadata (no polling loops). */
   status(target: StopTarget): Promise<InstanceStatus>;
   /** Drops local connections; running instances keep running. */
@@ -175,6 +210,13 @@ export interface Executor {
    * future Kubernetes one would answer through agentctl) leaves `logs` of stopped sessions refused.
    */
   readRecordedOutput?(target: StopTarget, processId: string, from: number): Promise<RecordedOutputChunk[] | null>;
+  /**
+   * Watches a ready instance for trouble its connection may not show yet (Kubernetes: its Pod was
+   * deleted, failed or its container restarted) and calls `onTrouble` once with a reason and a
+   * message; the returned function ends the watch. Optional: without it an instance is healed on
+   * the next command that finds it unreachable.
+   */
+  watchInstance?(target: StopTarget, onTrouble: (reason: string, message: string) => void): () => void;
 }
 
 /** Thrown when a launch stage fails; `stage` is the failure site. Rollback errors ride along in `rollbackErrors`. */

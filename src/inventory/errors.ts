@@ -39,6 +39,17 @@ export class InventoryCorruptError extends Error {
   }
 }
 
+/** Thrown when runtime metadata holds a key that may not be persisted (unknown, or secret-looking); never carries the value. */
+export class InventoryMetadataError extends Error {
+  override readonly name = 'InventoryMetadataError';
+  constructor(
+    readonly key: string,
+    detail: string,
+  ) {
+    super(`inventory: runtime metadata key '${key}' ${detail}`);
+  }
+}
+
 /** Thrown when a secret cannot be decrypted (tampered ciphertext, another key file) or the key file is unsafe. */
 export class SecretStoreError extends Error {
   override readonly name = 'SecretStoreError';

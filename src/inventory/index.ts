@@ -4,10 +4,11 @@
  */
 export { InventoryStore, DATABASE_FILE, type InventoryStoreOptions, type RuntimeUpsert } from './store.js';
 export {
-  filterPersistentMetadata,
+  persistentMetadata,
   isProvisionalState,
   FINAL_RUNTIME_STATES,
   SECRET_ID_KEY_PREFIX,
+  type PersistedProfileSnapshot,
   type PersistedStage,
   type PersistedRepository,
   type RuntimeMetadata,
@@ -16,4 +17,4 @@ export {
   type SessionRequestData,
 } from './records.js';
 export { SECRET_KEY_FILE } from './secrets.js';
-export { InventoryConflictError, InventoryCorruptError, InventoryOpenError, SecretStoreError } from './errors.js';
+export { InventoryConflictError, InventoryCorruptError, InventoryMetadataError, InventoryOpenError, SecretStoreError } from './errors.js';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { InventoryCorruptError } from './errors.js';
+import { InventoryCorruptError, InventoryMetadataError } from './errors.js';
 import {
-  filterPersistentMetadata,
   isProvisionalState,
   nextTimestamp,
+  persistentMetadata,
   runtimeFromRow,
   runtimeToRow,
   sessionFromRow,
@@ -59,41 +59,50 @@ describe('records', () => {
     expect(() => sessionFromRow(row)).toThrow(/repository\.url/);
   });
 
-  it('never writes a raw secret that slipped into the metadata', () => {
-    const row = runtimeToRow({
-      ...runtime,
-      metadata: {
-        ...runtime.metadata,
-        AGENTCTL_AUTH_TOKEN: 'tok-raw-secret-value',
-        local_auth_token: 'tok-raw-secret-value',
-        local_bootstrap_nonce: 'tok-raw-secret-value',
-        unknown_key: 'tok-raw-secret-value',
-      },
-    });
-    expect(row.metadata).not.toContain('tok-raw-secret-value');
-    expect(JSON.parse(row.metadata)).toEqual(runtime.metadata);
+  it.each([
+    ['AGENTCTL_AUTH_TOKEN', /looks like a secret/],
+    ['local_auth_token', /looks like a secret/],
+    ['local_bootstrap_nonce', /looks like a secret/],
+    ['unknown_key', /is not a known metadata key/],
+  ])('refuses to write metadata key %s, naming the key and never the value', (key, why) => {
+    const write = () => runtimeToRow({ ...runtime, metadata: { ...runtime.metadata, [key]: 'tok-raw-secret-value' } });
+    expect(write).toThrow(InventoryMetadataError);
+    expect(write).toThrow(why);
+    expect(write).toThrow(new RegExp(`'${key}'`));
+    try {
+      write();
+    } catch (err) {
+      expect(String(err)).not.toContain('tok-raw-secret-value');
+    }
+  });
+
+  it('reads stored metadata back as written, keeping keys it does not know (never a silent loss)', () => {
+    const row = { ...runtimeToRow(runtime), metadata: JSON.stringify({ ...runtime.metadata, future_key: 'x' }) };
+    expect(runtimeFromRow(row).metadata).toEqual({ ...runtime.metadata, future_key: 'x' });
   });
 });
 
-describe('filterPersistentMetadata', () => {
+describe('persistentMetadata', () => {
   it.each([
-    ['local_agentctl_pid', '1', true],
-    ['kubernetes_pod_name', 'p', true],
-    ['env_secret_id_AGENTCTL_AUTH_TOKEN', 'id', true],
-    ['inventory_state', 'ready', true],
-    ['agentctl_instance_id', 'i', true],
-    ['AGENTCTL_AUTH_TOKEN', 'raw', false],
-    ['local_auth_token', 'raw', false],
-    ['kubernetes_bootstrap_nonce', 'raw', false],
-    ['local_password', 'raw', false],
-    ['env_secret_id_lowercase', 'id', false],
-    ['random', 'x', false],
-  ])('%s kept=%s', (key, value, kept) => {
-    expect(key in filterPersistentMetadata({ [key]: value })).toBe(kept);
+    ['local_agentctl_pid', true],
+    ['kubernetes_pod_name', true],
+    ['env_secret_id_AGENTCTL_AUTH_TOKEN', true],
+    ['inventory_state', true],
+    ['agentctl_instance_id', true],
+    ['AGENTCTL_AUTH_TOKEN', false],
+    ['local_auth_token', false],
+    ['kubernetes_bootstrap_nonce', false],
+    ['local_password', false],
+    ['env_secret_id_lowercase', false],
+    ['random', false],
+  ])('%s accepted=%s', (key, accepted) => {
+    const check = () => persistentMetadata({ [key]: 'v' });
+    if (accepted) expect(check()).toEqual({ [key]: 'v' });
+    else expect(check).toThrow(InventoryMetadataError);
   });
 
-  it('drops non-string values', () => {
-    expect(filterPersistentMetadata({ local_agentctl_pid: 42 })).toEqual({});
+  it('refuses non-string values', () => {
+    expect(() => persistentMetadata({ local_agentctl_pid: 42 })).toThrow(/must be a string/);
   });
 });
 

@@ -4,7 +4,7 @@
  * @module
  */
 import { z } from 'zod';
-import { InventoryCorruptError } from './errors.js';
+import { InventoryCorruptError, InventoryMetadataError } from './errors.js';
 
 /** A launch stage as persisted (structurally the controller's `StageRecord`). */
 export interface PersistedStage {
@@ -15,6 +15,7 @@ export interface PersistedStage {
   durationMs: number | null;
   reason: string | null;
   message: string | null;
+  waits?: { at: string; reason: string; message: string }[];
 }
 
 export interface PersistedRepository {
@@ -34,8 +35,24 @@ export interface SessionRequestData {
   /** Snapshot of the agent profile at launch (argv after prompt substitution, env; never secrets). */
   agentCommand: string[];
   agentEnv: Record<string, string>;
+  /** How the agent gets the prompt besides BERTH_PROMPT when not in argv (the profile's `prompt:` at launch). */
+  promptInput?: 'stdin' | 'file';
   /** Snapshot of the executor profile env at launch. */
   profileEnv: Record<string, string>;
+  /**
+   * The executor profile as resolved at launch (structurally the executors' `ExecutorProfileSnapshot`):
+   * a resume or a replacement Pod is built from it, not from a profile edited since. Absent on rows
+   * written before it was recorded.
+   */
+  profile?: PersistedProfileSnapshot;
+}
+
+export interface PersistedProfileSnapshot {
+  executor: string;
+  profile: string | null;
+  type: 'local' | 'kubernetes';
+  settings: Record<string, string>;
+  env: Record<string, string>;
 }
 
 export interface SessionRecord {
@@ -53,7 +70,7 @@ export interface SessionRecord {
   updatedAt: string;
 }
 
-/** Metadata of a runtime row: string values only, filtered by {@link filterPersistentMetadata}. */
+/** Metadata of a runtime row: string values only, checked by {@link persistentMetadata}. */
 export type RuntimeMetadata = Record<string, string>;
 
 export interface RuntimeRecord {
@@ -109,7 +126,7 @@ export function isProvisionalState(state: string): boolean {
 export const SECRET_ID_KEY_PREFIX = 'env_secret_id_';
 
 /**
- * Metadata keys that may be persisted, per executor (prefix match). Anything else is dropped, so a
+ * Metadata keys that may be persisted, per executor (prefix match). Anything else is refused, so a
  * raw token that slips into the metadata map never reaches the database.
  */
 const PERSISTABLE_KEY_PREFIXES = ['local_', 'kubernetes_', SECRET_ID_KEY_PREFIX] as const;
@@ -118,6 +135,7 @@ const PERSISTABLE_KEYS = new Set([
   'launch_kind',
   'agentctl_instance_id',
   'agent_process_id',
+  'agent_lost',
   'executor_id',
   'executor_profile_id',
   'is_remote',
@@ -126,15 +144,27 @@ const PERSISTABLE_KEYS = new Set([
 /** Key fragments that mark a value as secret even under an allowed prefix. */
 const SECRET_KEY_FRAGMENTS = ['token', 'nonce', 'password', 'secret', 'credential', 'private_key', 'api_key'];
 
-/** Keeps only persistable metadata keys with string values (spec §4.1: "a raw secret in the metadata is not persisted"). */
-export function filterPersistentMetadata(metadata: Readonly<Record<string, unknown>>): RuntimeMetadata {
+/**
+ * The metadata to persist, checked key by key: a key that is not persistable is an error, never a
+ * silent loss (a dropped Pod name would break a reconnect) and never a silent store (a raw token that
+ * slips into the metadata map must not reach the database: spec §4.1). The error names the key, never
+ * the value.
+ */
+export function persistentMetadata(metadata: Readonly<Record<string, unknown>>): RuntimeMetadata {
   const out: RuntimeMetadata = {};
   for (const [key, value] of Object.entries(metadata)) {
-    if (typeof value !== 'string') continue;
-    if (!isPersistableKey(key)) continue;
+    if (typeof value !== 'string') throw new InventoryMetadataError(key, 'must be a string');
+    if (!isPersistableKey(key)) {
+      throw new InventoryMetadataError(key, looksSecret(key) ? 'looks like a secret, which is never persisted' : 'is not a known metadata key');
+    }
     out[key] = value;
   }
   return out;
+}
+
+function looksSecret(key: string): boolean {
+  const lower = key.toLowerCase();
+  return SECRET_KEY_FRAGMENTS.some((f) => lower.includes(f)) || (key.startsWith(SECRET_ID_KEY_PREFIX) && !/^env_secret_id_[A-Z0-9_]+$/.test(key));
 }
 
 export function isPersistableKey(key: string): boolean {
@@ -152,6 +182,7 @@ const StageSchema = z.object({
   durationMs: z.number().nullable(),
   reason: z.string().nullable(),
   message: z.string().nullable(),
+  waits: z.array(z.object({ at: z.string(), reason: z.string(), message: z.string() })).optional(),
 });
 const StagesSchema = z.array(StageSchema);
 const RepositorySchema = z.object({ url: z.string().optional(), path: z.string().optional(), branch: z.string().optional(), credentials: z.boolean().optional() });
@@ -161,7 +192,17 @@ const RequestSchema = z.object({
   prompt: z.string().nullable(),
   agentCommand: z.array(z.string()),
   agentEnv: z.record(z.string(), z.string()),
+  promptInput: z.enum(['stdin', 'file']).optional(),
   profileEnv: z.record(z.string(), z.string()),
+  profile: z
+    .object({
+      executor: z.string(),
+      profile: z.string().nullable(),
+      type: z.enum(['local', 'kubernetes']),
+      settings: z.record(z.string(), z.string()),
+      env: z.record(z.string(), z.string()),
+    })
+    .optional(),
 });
 const ErrorSchema = z.object({ message: z.string(), stage: z.string().nullable() }).nullable();
 const StringMapSchema = z.record(z.string(), z.string());
@@ -223,7 +264,8 @@ export function runtimeFromRow(row: RuntimeRow): RuntimeRecord {
     instanceId: row.instance_id,
     executor: row.executor,
     state: row.state,
-    metadata: filterPersistentMetadata(decode(StringMapSchema, row.metadata, t, row.session_id, 'metadata')),
+    // read back as stored: every key was checked on the way in (a newer version's keys are kept, not dropped)
+    metadata: decode(StringMapSchema, row.metadata, t, row.session_id, 'metadata'),
     stages: decode(StagesSchema, row.stages, t, row.session_id, 'stages'),
     secretRefs: decode(StringMapSchema, row.secret_refs, t, row.session_id, 'secret_refs'),
     createdAt: row.created_at,
@@ -231,14 +273,14 @@ export function runtimeFromRow(row: RuntimeRow): RuntimeRecord {
   };
 }
 
-/** The row for a record; metadata goes through the persistable-key filter here, the single write path. */
+/** The row for a record; metadata is checked by {@link persistentMetadata} here, the single write path. */
 export function runtimeToRow(record: RuntimeRecord): RuntimeRow {
   return {
     session_id: record.sessionId,
     instance_id: record.instanceId,
     executor: record.executor,
     state: record.state,
-    metadata: JSON.stringify(filterPersistentMetadata(record.metadata)),
+    metadata: JSON.stringify(persistentMetadata(record.metadata)),
     stages: JSON.stringify(record.stages),
     secret_refs: JSON.stringify(record.secretRefs),
     created_at: record.createdAt,

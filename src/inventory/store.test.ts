@@ -52,7 +52,7 @@ describe('InventoryStore', () => {
     const again = InventoryStore.open({ dataDir: dir });
     stores.push(again);
     expect(again.schemaVersion()).toBe(1);
-    const db = new Database(join(dir, 'berth.db'));
+    const db = new Database(join(dir, 'state', 'berth.db'));
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect((db.prepare('SELECT COUNT(*) AS n FROM schema_migrations').get() as { n: number }).n).toBe(1);
     db.close();
@@ -61,7 +61,7 @@ describe('InventoryStore', () => {
   it('refuses a database written by a newer schema', () => {
     const { store, dir } = open();
     store.close();
-    const db = new Database(join(dir, 'berth.db'));
+    const db = new Database(join(dir, 'state', 'berth.db'));
     db.prepare("INSERT INTO schema_migrations VALUES (99, 'future', 'x')").run();
     db.close();
     expect(() => InventoryStore.open({ dataDir: dir })).toThrow(/schema version 99 is newer/);
@@ -124,7 +124,7 @@ describe('InventoryStore', () => {
     for (const f of ['berth.db', 'berth.db-wal']) {
       let content = '';
       try {
-        content = readFileSync(join(dir, f)).toString('latin1');
+        content = readFileSync(join(dir, 'state', f)).toString('latin1');
       } catch {
         continue;
       }
@@ -132,12 +132,13 @@ describe('InventoryStore', () => {
     }
   });
 
-  it('does not persist a raw secret passed in runtime metadata', () => {
+  it('refuses a raw secret passed in runtime metadata and stores nothing of it', () => {
     const { store, dir } = open();
     addSession(store);
-    store.upsertRuntime({ ...runtime, metadata: { local_agentctl_pid: '7', AGENTCTL_AUTH_TOKEN: 'raw-token-in-metadata' } });
-    expect(store.getRuntime('s-1')?.metadata).toEqual({ local_agentctl_pid: '7' });
-    const db = new Database(join(dir, 'berth.db'));
+    store.upsertRuntime({ ...runtime, metadata: { local_agentctl_pid: '6' } });
+    expect(() => store.upsertRuntime({ ...runtime, metadata: { local_agentctl_pid: '7', AGENTCTL_AUTH_TOKEN: 'raw-token-in-metadata' } })).toThrow(/AGENTCTL_AUTH_TOKEN/);
+    expect(store.getRuntime('s-1')?.metadata, 'the row keeps its last good version').toEqual({ local_agentctl_pid: '6' });
+    const db = new Database(join(dir, 'state', 'berth.db'));
     const raw = db.prepare('SELECT metadata FROM runtime_inventory').get() as { metadata: string };
     db.close();
     expect(raw.metadata).not.toContain('raw-token-in-metadata');

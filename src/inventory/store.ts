@@ -4,9 +4,10 @@
  * @module
  */
 import Database from 'better-sqlite3';
-import { accessSync, constants as fsConstants, mkdirSync } from 'node:fs';
+import { accessSync, chmodSync, closeSync, constants as fsConstants, existsSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { errnoCode, errorMessage } from '../shared/errors.js';
+import { ensureStateDir } from '../shared/layout.js';
 import { InventoryConflictError, InventoryOpenError, SecretStoreError } from './errors.js';
 import { MIGRATIONS } from './migrations.js';
 import {
@@ -24,8 +25,17 @@ import { decryptSecret, encryptSecret, loadOrCreateKey, SECRET_KEY_FILE } from '
 
 export const DATABASE_FILE = 'berth.db';
 
+/**
+ * Makes the database and its WAL/SHM files mode 0600 whatever the umask: the database is created
+ * (or narrowed) before SQLite opens it, and SQLite creates `-wal`/`-shm` with the database's mode.
+ */
+function restrictDatabaseFiles(file: string): void {
+  if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(path)) chmodSync(path, 0o600);
+}
+
 export interface InventoryStoreOptions {
-  /** The data dir; the database is `<dataDir>/berth.db`, the key `<dataDir>/secret.key`. */
+  /** The data dir; the database is `<dataDir>/state/berth.db`, the key `<dataDir>/state/secret.key`. */
   dataDir: string;
   /** Clock for `created_at`/`updated_at` (tests). @default () => new Date() */
   now?: () => Date;
@@ -42,10 +52,10 @@ export class InventoryStore {
   readonly #keyPath: string;
   #key: Buffer | null = null;
 
-  private constructor(db: Database.Database, dataDir: string, now: () => Date) {
+  private constructor(db: Database.Database, stateDir: string, now: () => Date) {
     this.#db = db;
     this.#now = now;
-    this.#keyPath = join(dataDir, SECRET_KEY_FILE);
+    this.#keyPath = join(stateDir, SECRET_KEY_FILE);
   }
 
   /** Opens (creating if needed) the inventory in `dataDir` and applies pending migrations. Throws InventoryOpenError. */
@@ -59,9 +69,16 @@ export class InventoryStore {
       const detail = code === 'EACCES' || code === 'EROFS' || code === 'EPERM' ? 'the data dir is not writable' : (code ?? errorMessage(err));
       throw new InventoryOpenError(dataDir, `${detail} (choose a writable --data-dir)`, { cause: err });
     }
-    const file = join(dataDir, DATABASE_FILE);
+    let stateDir: string;
+    try {
+      stateDir = ensureStateDir(dataDir);
+    } catch (err) {
+      throw new InventoryOpenError(dataDir, errorMessage(err), { cause: err });
+    }
+    const file = join(stateDir, DATABASE_FILE);
     let db: Database.Database;
     try {
+      restrictDatabaseFiles(file);
       db = new Database(file);
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
@@ -71,7 +88,7 @@ export class InventoryStore {
     } catch (err) {
       throw new InventoryOpenError(file, errorMessage(err), { cause: err });
     }
-    return new InventoryStore(db, dataDir, opts.now ?? (() => new Date()));
+    return new InventoryStore(db, stateDir, opts.now ?? (() => new Date()));
   }
 
   close(): void {

@@ -70,7 +70,7 @@ export class FakeSessions implements SessionService {
 
   async launch(req: LaunchRequest): Promise<SessionView> {
     this.calls.push({ method: 'launch' });
-    if (!req.repository.url && !req.repository.path) throw new LaunchValidationError('repository', 'must set url or path');
+    if (!req.repository?.url && !req.repository?.path) throw new LaunchValidationError('repository', 'must set url or path');
     if (req.agent !== undefined && !['demo', 'fail'].includes(req.agent)) {
       throw new LaunchValidationError('agent', `unknown agent profile '${req.agent}' (known: demo)`);
     }

@@ -4,17 +4,18 @@
  * @module
  */
 import { ControlClient } from '../../client/index.js';
+import { httpFetch } from '../../shared/http-fetch.js';
 
 const LOOPBACK = '127.0.0.1';
 
 export function controlClient(port: number, token?: string): ControlClient {
-  return new ControlClient({ baseUrl: `http://${LOOPBACK}:${port}`, timeoutMs: 10_000, ...(token !== undefined ? { token } : {}) });
+  return new ControlClient({ baseUrl: `http://${LOOPBACK}:${port}`, fetch: httpFetch, timeoutMs: 10_000, ...(token !== undefined ? { token } : {}) });
 }
 
 /** One cheap health probe: a single attempt (the client's own retries would add 100 ms+ per refused probe). */
 export async function probeControl(port: number, timeoutMs = 1500): Promise<boolean> {
   try {
-    const probe = new ControlClient({ baseUrl: `http://${LOOPBACK}:${port}`, timeoutMs, retry: { attempts: 1 } });
+    const probe = new ControlClient({ baseUrl: `http://${LOOPBACK}:${port}`, fetch: httpFetch, timeoutMs, retry: { attempts: 1 } });
     await probe.health({ timeoutMs, signal: AbortSignal.timeout(timeoutMs) });
     return true;
   } catch {

@@ -46,6 +46,12 @@ export const META = {
  */
 export const OWNER_ENV = 'AGENTCTL_BERTH_OWNER';
 
+/**
+ * Env var set on every launch child the controller runs for a session (the clone): its session dir.
+ * Recovery finds orphans by it (`/proc/<pid>/environ`) after the controller that started them died.
+ */
+export const LAUNCH_CHILD_ENV = 'BERTH_LAUNCH_OWNER';
+
 /** Files under the session dir. */
 export const FILES = {
   repo: 'repo',

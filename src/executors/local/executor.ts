@@ -16,6 +16,7 @@ import type {
   ExecutorInstance,
   InstanceStatus,
   RecordedOutputChunk,
+  RefreshRequest,
   StopOptions,
   StopTarget,
 } from '../executor.js';
@@ -27,8 +28,9 @@ import { probeControl } from './connect.js';
 import { FILES, OWNER_ENV } from './constants.js';
 import { FreshLaunch, ReviveLaunch } from './launch.js';
 import { decodeLocalMetadata } from './metadata.js';
-import { findProcessesByEnv, isOurProcess } from './proc.js';
-import { removeSessionDir } from './workspace.js';
+import { findProcessesByEnv, isOurProcess, procComm } from './proc.js';
+import { resolveLaunchSandbox, SandboxUnavailableError, type LaunchSandbox, type SandboxMode } from './sandbox.js';
+import { killLaunchChildren, removeSessionDir } from './workspace.js';
 
 export interface LocalExecutorOptions {
   /** Name of the executor entry in the config. @default 'local' */
@@ -38,16 +40,26 @@ export interface LocalExecutorOptions {
   /** The agentctl bundle (`dist/agentctl.cjs`). */
   agentctlPath: string;
   logger?: Logger;
-  /** Base environment of agentctl and its processes. @default process.env without BERTH_/AGENTCTL_ variables */
+  /** Base environment of agentctl and its processes. @default the base names (`CHILD_BASE_ENV`) of process.env */
   env?: NodeJS.ProcessEnv;
   /** How long agentctl may take to answer /health after start, in ms. @default 20000 */
   healthTimeoutMs?: number;
+  /** `auto`: bubblewrap where it works, else none with a warning on every launch. @default 'auto' */
+  sandbox?: SandboxMode;
+  /** Share the host network with the sandbox (`false`: loopback only). @default true */
+  network?: boolean;
+  /** Paths the sandbox must keep visible (read-only) though they lie under /tmp or the data dir: agent commands. @default [] */
+  sandboxReadOnlyPaths?: readonly string[];
+  /** The rollback's own deadline, in ms (tests). @default 30000 */
+  rollbackTimeoutMs?: number;
 }
 
 export class LocalExecutor implements Executor {
   readonly name: string;
   readonly #opts: Required<Omit<LocalExecutorOptions, 'name'>>;
   readonly #locks = new KeyedLock();
+  /** Decided at the first launch (one bubblewrap probe per process). */
+  #sandbox: LaunchSandbox | SandboxUnavailableError | undefined;
 
   constructor(opts: LocalExecutorOptions) {
     this.name = opts.name ?? 'local';
@@ -57,7 +69,33 @@ export class LocalExecutor implements Executor {
       logger: opts.logger ?? silentLogger,
       env: opts.env ?? agentctlBaseEnv(process.env),
       healthTimeoutMs: opts.healthTimeoutMs ?? 20_000,
+      sandbox: opts.sandbox ?? 'auto',
+      network: opts.network ?? true,
+      sandboxReadOnlyPaths: opts.sandboxReadOnlyPaths ?? [],
+      rollbackTimeoutMs: opts.rollbackTimeoutMs ?? 30_000,
     };
+  }
+
+  /** The sandbox of this executor's launches (throws when an explicit `bubblewrap` cannot work). */
+  #launchSandbox(): LaunchSandbox {
+    if (this.#sandbox === undefined) {
+      try {
+        this.#sandbox = resolveLaunchSandbox({
+          mode: this.#opts.sandbox,
+          network: this.#opts.network,
+          // the whole data dir: the inventory, its key, the API token and every other session
+          hide: [this.#opts.dataDir],
+          readOnly: [this.#opts.agentctlPath, process.execPath, ...this.#opts.sandboxReadOnlyPaths],
+        });
+      } catch (err) {
+        if (!(err instanceof SandboxUnavailableError)) throw err;
+        this.#sandbox = err;
+      }
+    }
+    if (this.#sandbox instanceof SandboxUnavailableError) {
+      throw new LaunchError('agentctl_start', 'SandboxUnavailable', `local executor ${this.name}: ${this.#sandbox.message}`, { cause: this.#sandbox });
+    }
+    return this.#sandbox;
   }
 
   /** `<dataDir>/workspaces`: the only directory this executor ever removes things from. */
@@ -80,27 +118,27 @@ export class LocalExecutor implements Executor {
       agentctlPath: this.#opts.agentctlPath,
       baseEnv: this.#opts.env,
       healthTimeoutMs: this.#opts.healthTimeoutMs,
+      rollbackTimeoutMs: this.#opts.rollbackTimeoutMs,
       log: this.#opts.logger,
     };
     return this.#locks.run(req.identity.instanceId, async () => {
-      if (req.previous === undefined) return new FreshLaunch(common).launch();
-      return new ReviveLaunch({ ...common, previous: req.previous }).launch();
+      const launch = { ...common, sandbox: this.#launchSandbox() };
+      if (req.previous === undefined) return new FreshLaunch(launch).launch();
+      return new ReviveLaunch({ ...launch, previous: req.previous }).launch();
     });
   }
 
-  refreshInstance(
-    instance: ExecutorInstance,
-    req: Pick<CreateInstanceRequest, 'onStage' | 'checkpointRuntimeInventory' | 'secretEnv' | 'env'>,
-  ): Promise<ExecutorInstance> {
+  refreshInstance(instance: ExecutorInstance, req: RefreshRequest): Promise<ExecutorInstance> {
     return this.createInstance({
       identity: instance.identity,
       repository: {},
       env: req.env,
       secretEnv: req.secretEnv,
-      profile: { executor: this.name, type: 'local', settings: { agentctl_path: this.#opts.agentctlPath }, env: {} },
+      profile: req.profile,
       previous: { metadata: instance.metadata, secrets: instance.secrets },
       onStage: req.onStage,
       checkpointRuntimeInventory: req.checkpointRuntimeInventory,
+      ...(req.signal ? { signal: req.signal } : {}),
     });
   }
 
@@ -123,7 +161,14 @@ export class LocalExecutor implements Executor {
       const pids = new Set<number>();
       if (meta.agentctlPid !== null) pids.add(meta.agentctlPid);
       // a launch cut short between spawn and checkpoint has no recorded pid: find it by our marker
-      for (const pid of findProcessesByEnv(OWNER_ENV, owner)) pids.add(pid);
+      // (agentctl itself first: the bwrap processes around it end with it)
+      for (const pid of findProcessesByEnv(OWNER_ENV, owner).sort((a, b) => Number(procComm(a) === 'bwrap') - Number(procComm(b) === 'bwrap'))) pids.add(pid);
+      try {
+        // a clone the dead controller started must be gone before anything is called undone
+        await killLaunchChildren(meta.sessionDir);
+      } catch (err) {
+        errors.push(err);
+      }
       for (const pid of pids) {
         try {
           const outcome = await stopAgentctl({ pid, procStart: pid === meta.agentctlPid ? meta.agentctlProcStart : null, owner });
@@ -147,7 +192,9 @@ export class LocalExecutor implements Executor {
 
   /** Removes the session dir of a launch that recorded nothing yet (crash before the first checkpoint). */
   async removeUnrecorded(sessionId: string): Promise<void> {
-    await removeSessionDir(this.#safeSessionDir(this.sessionDir(sessionId), sessionId));
+    const dir = this.#safeSessionDir(this.sessionDir(sessionId), sessionId);
+    await killLaunchChildren(dir);
+    await removeSessionDir(dir);
   }
 
   /**

@@ -5,3 +5,4 @@
 export { LocalExecutor, type LocalExecutorOptions } from './executor.js';
 export { STAGE as LOCAL_STAGES, CHECKPOINT as LOCAL_CHECKPOINTS, META as LOCAL_METADATA_KEYS, OWNER_ENV } from './constants.js';
 export { decodeLocalMetadata, type LocalMetadata } from './metadata.js';
+export { probeBubblewrap, type SandboxProbe, type SandboxMode } from './sandbox.js';

@@ -4,7 +4,7 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ControlClient, InstanceClient } from '../../client/index.js';
 import { isAgentctlHttpError } from '../../client/index.js';
@@ -13,15 +13,16 @@ import type { Logger } from '../../shared/logger.js';
 import { sanitize } from '../../shared/sanitize.js';
 import type { CreateInstanceRequest, ExecutorInstance, InstanceSecrets } from '../executor.js';
 import { isLaunchError, LaunchError } from '../executor.js';
-import { agentctlLogTail, spawnAgentctl, stopAgentctl, type AgentctlProcess } from './agentctl-process.js';
+import { agentctlLogTail, agentctlStartCommand, spawnAgentctl, stopAgentctl, waitSandboxGone, type AgentctlProcess } from './agentctl-process.js';
 import { controlClient, waitHealthy } from './connect.js';
 import { CHECKPOINT, FILES, OWNER_ENV, STAGE } from './constants.js';
 import { decodeLocalMetadata, encodeLocalMetadata, type LocalMetadata } from './metadata.js';
 import { isOurProcess } from './proc.js';
-import { cloneRepository, removeSessionDir, validateRepository } from './workspace.js';
+import type { LaunchSandbox, SandboxPlan } from './sandbox.js';
+import { cloneRepository, killLaunchChildren, removeSessionDir, validateRepository } from './workspace.js';
 
 /** Rollback gets its own deadline, independent of the caller's signal (spec §4.9). */
-const ROLLBACK_TIMEOUT_MS = 30_000;
+export const ROLLBACK_TIMEOUT_MS = 30_000;
 
 export interface LaunchContext {
   req: CreateInstanceRequest;
@@ -30,6 +31,9 @@ export interface LaunchContext {
   agentctlPath: string;
   baseEnv: NodeJS.ProcessEnv;
   healthTimeoutMs: number;
+  sandbox: LaunchSandbox;
+  /** @default ROLLBACK_TIMEOUT_MS */
+  rollbackTimeoutMs?: number;
   log: Logger;
 }
 
@@ -61,13 +65,39 @@ abstract class LocalLaunchBase {
     return `${this.meta.sessionDir}#${this.meta.instanceId}`;
   }
 
-  /** Runs one stage with start/end notifications; any failure becomes a LaunchError naming the stage. */
-  protected async stage<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  /** The warning the `agentctl_start` stage carries when agentctl runs without the sandbox. */
+  protected sandboxNote = (): { reason: string; message: string } | null =>
+    this.ctx.sandbox.kind === 'none' && this.ctx.sandbox.warning !== null ? { reason: 'Unsandboxed', message: this.ctx.sandbox.warning } : null;
+
+  /** The bwrap plan of this session: its workspace and state dir writable, the data dir hidden. */
+  #sandboxPlan(): SandboxPlan | null {
+    const sb = this.ctx.sandbox;
+    if (sb.kind === 'none') return null;
+    const stateDir = join(this.meta.sessionDir, FILES.agentctlState);
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    // real paths: bwrap mounts on what the kernel resolves, and a symlinked data dir must be hidden too
+    return {
+      hide: sb.hide.map((p) => realpathSync(p)),
+      writable: [realpathSync(this.meta.workspacePath), realpathSync(stateDir)],
+      readOnly: sb.readOnly.filter((p) => existsSync(p)).map((p) => realpathSync(p)),
+      network: sb.network,
+      cwd: realpathSync(this.meta.workspacePath),
+    };
+  }
+
+  /**
+   * Runs one stage with start/end notifications; any failure becomes a LaunchError naming the stage.
+   * A `note` (reason + message, e.g. the warning that agentctl runs unconfined) is reported as the
+   * stage's detail right after it starts — the CLI prints it on the launch — and stays on its record.
+   */
+  protected async stage<T>(name: string, fn: () => Promise<T>, note?: () => { reason: string; message: string } | null): Promise<T> {
     const { onStage } = this.ctx.req;
     onStage({ stage: name, status: 'running', at: new Date() });
+    const detail = note?.() ?? null;
+    if (detail !== null) onStage({ stage: name, status: 'waiting', at: new Date(), ...detail });
     try {
       const out = await fn();
-      onStage({ stage: name, status: 'succeeded', at: new Date() });
+      onStage({ stage: name, status: 'succeeded', at: new Date(), ...(detail ?? {}) });
       return out;
     } catch (err) {
       const launchErr = isLaunchError(err)
@@ -84,12 +114,15 @@ abstract class LocalLaunchBase {
 
   /** Starts agentctl with `nonce` and records it (pid, ports) the moment it exists. */
   protected async startAgentctl(nonce: string): Promise<void> {
+    const sandbox = this.#sandboxPlan();
     const proc = await spawnAgentctl({
       agentctlPath: this.ctx.agentctlPath,
       sessionDir: this.meta.sessionDir,
       nonce,
       owner: this.owner,
-      baseEnv: this.ctx.baseEnv,
+      // inside the sandbox only its private /tmp is writable
+      baseEnv: sandbox === null ? this.ctx.baseEnv : { ...this.ctx.baseEnv, TMPDIR: '/tmp' },
+      sandbox,
     });
     this.startedAgentctl = proc;
     this.meta = { ...this.meta, agentctlPid: proc.pid, agentctlProcStart: proc.procStart, controlPort: proc.controlPort, instancePort: null };
@@ -152,14 +185,18 @@ abstract class LocalLaunchBase {
       control: this.control,
       client: this.client,
       revived,
+      agentctlCommand: agentctlStartCommand(this.ctx.agentctlPath),
+      // plain HTTP over loopback: nothing held open between requests
+      close: () => Promise.resolve(),
     };
   }
 
-  /** Stops the agentctl this launch started (if it is still ours). */
+  /** Stops the agentctl this launch started (if it is still ours), and the sandbox around it. */
   protected async stopStartedAgentctl(): Promise<void> {
     const proc = this.startedAgentctl;
     if (proc === null) return;
     await stopAgentctl({ pid: proc.pid, procStart: proc.procStart, owner: this.owner });
+    await waitSandboxGone(this.owner);
   }
 }
 
@@ -171,7 +208,7 @@ export class FreshLaunch extends LocalLaunchBase {
   async launch(): Promise<ExecutorInstance> {
     try {
       await this.stage(STAGE.workspace, () => this.#provisionWorkspace());
-      await this.stage(STAGE.agentctlStart, () => this.startAgentctl(this.#nonce));
+      await this.stage(STAGE.agentctlStart, () => this.startAgentctl(this.#nonce), this.sandboxNote);
       await this.stage(STAGE.agentctlConnect, () => this.connectStarted(this.#nonce));
       // `ready` is written by the manager once the token and nonce are stored (spec §4.8).
       return this.instance({ authToken: this.token ?? '', bootstrapNonce: this.#nonce }, true);
@@ -191,32 +228,51 @@ export class FreshLaunch extends LocalLaunchBase {
     this.#createdSessionDir = true;
     this.meta = { ...this.meta, workspaceCreated: true, launchKind: 'fresh' };
     await this.checkpoint(CHECKPOINT.workspaceCreated);
-    await cloneRepository(this.ctx.req.repository, this.meta.workspacePath, this.ctx.req.signal, this.ctx.req.repositoryCredentials);
+    await cloneRepository(this.ctx.req.repository, this.meta.workspacePath, this.meta.sessionDir, this.ctx.req.signal, this.ctx.req.repositoryCredentials);
   }
 
+  /**
+   * Undoes what this launch created, each step under the rollback's own deadline (checked before
+   * every step and raced against each one: a step still running at the deadline is abandoned and
+   * counts as failed). The provisional row is released only when every step succeeded and the
+   * session dir is really gone (spec §4.9); otherwise it stays for the next recovery or `rm`.
+   */
   async #rollback(launchErr: unknown): Promise<Error> {
     const err = launchErr instanceof Error ? launchErr : new Error(String(launchErr));
     const errors: unknown[] = [];
-    const deadline = AbortSignal.timeout(ROLLBACK_TIMEOUT_MS);
-    try {
-      await this.stopStartedAgentctl();
-    } catch (e) {
-      errors.push(e);
-    }
-    if (this.#createdSessionDir && errors.length === 0 && !deadline.aborted) {
+    const timeoutMs = this.ctx.rollbackTimeoutMs ?? ROLLBACK_TIMEOUT_MS;
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const step = async (what: string, fn: () => Promise<unknown>): Promise<void> => {
+      if (errors.length > 0) return;
+      if (deadline.aborted) {
+        errors.push(new Error(`rollback: ${what} not done: the rollback deadline of ${timeoutMs} ms passed`));
+        return;
+      }
+      let onAbort: (() => void) | undefined;
+      const expired = new Promise<never>((_, reject) => {
+        onAbort = () => reject(new Error(`rollback: ${what} did not finish within the rollback deadline of ${timeoutMs} ms`));
+        deadline.addEventListener('abort', onAbort, { once: true });
+      });
       try {
-        await removeSessionDir(this.meta.sessionDir);
+        await Promise.race([fn(), expired]);
       } catch (e) {
         errors.push(e);
+      } finally {
+        if (onAbort) deadline.removeEventListener('abort', onAbort);
       }
+    };
+    await step('kill the clone', () => killLaunchChildren(this.meta.sessionDir));
+    await step('stop agentctl', () => this.stopStartedAgentctl());
+    if (this.#createdSessionDir) {
+      await step(`remove ${this.meta.sessionDir}`, async () => {
+        await removeSessionDir(this.meta.sessionDir);
+        if (existsSync(this.meta.sessionDir)) throw new Error(`rollback: ${this.meta.sessionDir} still exists after its removal`);
+      });
     }
     // The provisional row is released only when everything it records is gone (spec §4.9).
-    if (errors.length === 0 && this.ctx.req.releaseRuntimeInventory) {
-      try {
-        await this.ctx.req.releaseRuntimeInventory();
-      } catch (e) {
-        errors.push(e);
-      }
+    if (this.ctx.req.releaseRuntimeInventory) {
+      const release = this.ctx.req.releaseRuntimeInventory;
+      await step('release the runtime row', () => (this.#createdSessionDir && existsSync(this.meta.sessionDir) ? Promise.reject(new Error(`rollback: ${this.meta.sessionDir} is still there`)) : release()));
     }
     if (errors.length > 0) this.ctx.log.warn({ session: this.ctx.req.identity.sessionId, errors: errors.map(errorMessage) }, 'rollback incomplete');
     if (isLaunchError(err)) err.rollbackErrors = errors;
@@ -252,7 +308,7 @@ export class ReviveLaunch extends LocalLaunchBase {
       if (await this.#tryRecorded(secrets.authToken)) {
         return this.instance({ ...secrets, authToken: this.token ?? secrets.authToken }, false);
       }
-      await this.stage(STAGE.agentctlStart, () => this.startAgentctl(secrets.bootstrapNonce));
+      await this.stage(STAGE.agentctlStart, () => this.startAgentctl(secrets.bootstrapNonce), this.sandboxNote);
       await this.stage(STAGE.agentctlConnect, () => this.connectStarted(secrets.bootstrapNonce));
       return this.instance({ authToken: this.token ?? '', bootstrapNonce: secrets.bootstrapNonce }, true);
     } catch (err) {

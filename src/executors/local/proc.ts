@@ -4,7 +4,7 @@
  * @module
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { procStartTime } from '../../shared/proc.js';
+import { procStartTime, procState } from '../../shared/proc.js';
 
 export { procStartTime };
 
@@ -14,15 +14,6 @@ export function isAlive(pid: number): boolean {
     return procState(pid) !== 'Z';
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function procState(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? null;
-  } catch {
-    return null;
   }
 }
 
@@ -47,6 +38,15 @@ export function isOurProcess(pid: number, owner: { env: string; value: string; p
   if (!Number.isInteger(pid) || pid <= 1 || !isAlive(pid)) return false;
   if (owner.procStart !== null && procStartTime(pid) !== owner.procStart) return false;
   return procEnvValue(pid, owner.env) === owner.value;
+}
+
+/** The command name of a process (`/proc/<pid>/comm`), or null. */
+export function procComm(pid: number): string | null {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return null;
+  }
 }
 
 /** Pids of live processes whose `env` variable equals `value` (a fallback when no pid was recorded). */

@@ -5,15 +5,20 @@
  * branch locks are left in it), and `--local` hard-links the objects, so it is as cheap as a worktree.
  * @module
  */
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { sanitize } from '../../shared/sanitize.js';
 import { LaunchError, type RepositoryCredentials, type RepositorySpec } from '../executor.js';
-import { STAGE } from './constants.js';
+import { LAUNCH_CHILD_ENV, STAGE } from './constants.js';
+import { findProcessesByEnv, isAlive, waitForExit } from './proc.js';
 
 const CLONE_TIMEOUT_MS = 10 * 60_000;
+/** After the deadline's SIGTERM, `timeout` sends SIGKILL this much later. */
+const CLONE_KILL_AFTER_S = 10;
+/** Output kept of a launch child (for its error message). */
+const OUTPUT_CAP = 1024 * 1024;
 
 /** Env var names the one-shot credential helper reads (set only in the env of that git child). */
 const CRED_ENV = { username: 'BERTH_GIT_USERNAME', password: 'BERTH_GIT_PASSWORD' } as const;
@@ -45,21 +50,56 @@ function credentialScope(url: string): string {
   return m?.[1] ?? url;
 }
 
-function git(args: string[], opts: { cwd?: string; signal?: AbortSignal; env?: Record<string, string> } = {}): Promise<{ stdout: string; stderr: string }> {
+/**
+ * Runs a launch child: `git` under coreutils `timeout`, in its own process group, marked with
+ * `LAUNCH_CHILD_ENV=<owner>`. The deadline lives in `timeout` (not only in this process), so a
+ * `kill -9` of the controller cannot leave a clone running for ever with the repository password
+ * in its environment; the marker lets the rollback and the recovery of the next controller find
+ * and kill the whole group (git's remote helpers included) before they report the launch undone.
+ */
+function git(
+  args: string[],
+  opts: { owner: string; cwd?: string; signal?: AbortSignal; env?: Record<string, string> },
+): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolvePromise, reject) => {
-    execFile(
-      'git',
-      args,
-      {
-        cwd: opts.cwd,
-        timeout: CLONE_TIMEOUT_MS,
-        maxBuffer: 4 * 1024 * 1024,
-        signal: opts.signal,
-        // never prompt for credentials: a launch must fail, not hang
-        env: { ...withoutGitConfigEnv(process.env), GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'echo', ...opts.env },
-      },
-      (err, stdout, stderr) => (err ? reject(Object.assign(err, { stderr })) : resolvePromise({ stdout, stderr })),
-    );
+    const child = spawn('timeout', ['--kill-after', `${CLONE_KILL_AFTER_S}s`, `${Math.ceil(CLONE_TIMEOUT_MS / 1000)}s`, 'git', ...args], {
+      cwd: opts.cwd,
+      // own process group: the rollback kills git and its remote helpers together
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // never prompt for credentials: a launch must fail, not hang
+      env: { ...withoutGitConfigEnv(process.env), GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'echo', ...opts.env, [LAUNCH_CHILD_ENV]: opts.owner },
+    });
+    const out = { stdout: '', stderr: '' };
+    const keep = (key: 'stdout' | 'stderr') => (chunk: Buffer) => {
+      if (out[key].length < OUTPUT_CAP) out[key] += chunk.toString('utf8');
+    };
+    child.stdout.on('data', keep('stdout'));
+    child.stderr.on('data', keep('stderr'));
+    const killGroup = (): void => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    };
+    // the controller's own timer as well, in case `timeout` itself is stopped
+    const timer = setTimeout(killGroup, CLONE_TIMEOUT_MS + (CLONE_KILL_AFTER_S + 5) * 1000);
+    timer.unref();
+    const onAbort = (): void => killGroup();
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    if (opts.signal?.aborted) killGroup();
+    const settle = (err: (Error & { code?: unknown }) | null): void => {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+      if (err) reject(Object.assign(err, { stderr: out.stderr }));
+      else resolvePromise(out);
+    };
+    child.once('error', (err) => settle(err));
+    child.once('close', (code, signal) => {
+      if (code === 0) return settle(null);
+      settle(Object.assign(new Error(`git ${args[0] ?? ''} failed (${signal !== null ? `signal ${signal}` : `exit code ${code}`})`), { code: code ?? signal }));
+    });
   });
 }
 
@@ -99,7 +139,13 @@ function withoutGitConfigEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
  * {@link credentialEnv} only; the clone's origin is the URL as given (without credentials), and
  * the error text is scrubbed of the credential in case git ever echoes it.
  */
-export async function cloneRepository(repo: RepositorySpec, target: string, signal?: AbortSignal, credentials?: RepositoryCredentials): Promise<void> {
+export async function cloneRepository(
+  repo: RepositorySpec,
+  target: string,
+  owner: string,
+  signal?: AbortSignal,
+  credentials?: RepositoryCredentials,
+): Promise<void> {
   const { source, field } = validateRepository(repo);
   const args = ['clone', '--quiet'];
   if (field === 'repository.path') args.push('--local');
@@ -107,9 +153,12 @@ export async function cloneRepository(repo: RepositorySpec, target: string, sign
   args.push('--', source, target);
   try {
     const env = credentials && field === 'repository.url' ? credentialEnv(source, credentials) : undefined;
-    await git(args, { signal, ...(env ? { env } : {}) });
+    await git(args, { owner, ...(signal ? { signal } : {}), ...(env ? { env } : {}) });
   } catch (err) {
     const stderr = scrub(String((err as { stderr?: unknown }).stderr ?? '').trim(), credentials);
+    if ((err as { code?: unknown }).code === 124) {
+      throw new LaunchError(STAGE.workspace, 'CloneTimedOut', `${field}: git clone of ${sanitize(source)} did not finish within ${CLONE_TIMEOUT_MS / 1000} s`, { cause: err });
+    }
     const branchMissing = repo.branch !== undefined && /Remote branch .* not found/.test(stderr);
     throw new LaunchError(
       STAGE.workspace,
@@ -120,6 +169,29 @@ export async function cloneRepository(repo: RepositorySpec, target: string, sign
       { cause: err },
     );
   }
+}
+
+/**
+ * Kills every launch child marked with `owner` (its whole process group) and waits for them to be
+ * gone. Throws when one survives: the caller must not report the launch undone (nor remove the
+ * workspace under a clone still writing into it).
+ */
+export async function killLaunchChildren(owner: string, timeoutMs = 5000): Promise<number> {
+  const pids = findProcessesByEnv(LAUNCH_CHILD_ENV, owner);
+  for (const pid of pids) {
+    for (const target of [-pid, pid]) {
+      try {
+        process.kill(target, 'SIGKILL');
+      } catch {
+        // not a group leader, or gone
+      }
+    }
+  }
+  const deadline = Date.now() + timeoutMs;
+  for (const pid of pids) await waitForExit(pid, Math.max(0, deadline - Date.now()));
+  const left = findProcessesByEnv(LAUNCH_CHILD_ENV, owner).filter(isAlive);
+  if (left.length > 0) throw new Error(`launch children still running after SIGKILL: pid ${left.join(', ')}`);
+  return pids.length;
 }
 
 /** Removes a session dir (idempotent). */

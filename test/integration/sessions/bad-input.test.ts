@@ -27,7 +27,10 @@ describe('Bad input and faults', () => {
     dataDir = join(work, 'data');
     agentctl = agentctlBundle(work);
     repo = makeRepo(work, 'repo', 'marker');
-    c = await startController(dataDir, agentctl, { ghost: { command: ['berth-no-such-command-xyz', '--flag'] } });
+    c = await startController(dataDir, agentctl, {
+      ghost: { command: ['berth-no-such-command-xyz', '--flag'] },
+      noexec: { command: ['./README.md'] }, // in the checkout, not executable
+    });
   });
 
   afterAll(() => teardownController(c, dataDir, work));
@@ -61,29 +64,37 @@ describe('Bad input and faults', () => {
     expect((err as Error).message).toBe("session not found: 's-nope' (list sessions with: berth ls)");
   });
 
-  it('fails the workspace stage for a repository path that does not exist, naming repository.path', async () => {
-    const s = await c.launch({ repository: { path: join(work, 'missing-repo') }, env: FAST_AGENT_ENV });
-    const v = await c.waitUntilSettled(s.id);
-    expect(v.state).toBe('failed');
-    expect(v.error).toEqual({ stage: 'workspace', message: `repository.path: ${join(work, 'missing-repo')} does not exist` });
-    expect(v.stages).toMatchObject([{ name: 'workspace', status: 'failed', reason: 'RepositoryNotFound' }]);
-    assertNothingLeft(s.id);
+  // Cheap repository checks run before the session exists (issue 7, item 7): no failed row is left.
+  it.each([
+    ['a repository path that does not exist', () => ({ path: join(work, 'missing-repo') }), 'repository.path', /missing-repo: no such directory$/],
+    ['a directory that is not a git repository', () => ({ path: work }), 'repository.path', /is not a git repository git can clone \(fatal: /],
+    ['a clone URL that does not exist', () => ({ url: `file://${join(work, 'nowhere.git')}` }), 'repository.url', /nowhere\.git cannot be read \(fatal: /],
+    ['a branch that does not exist', () => ({ path: repo, branch: 'no-such-branch' }), 'repository.branch', /^repository\.branch: no branch or tag 'no-such-branch' in /],
+  ])('refuses %s at %s before creating anything', async (_what, repository, field, message) => {
+    const before = (await c.list()).length;
+    const err = await c.launch({ repository: repository(), env: FAST_AGENT_ENV }).then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(LaunchValidationError);
+    expect((err as LaunchValidationError).field).toBe(field);
+    expect((err as Error).message).toMatch(message);
+    expect((await c.list()).length, 'no session row').toBe(before);
+    expect(agentctlPids(dataDir)).toEqual([]);
   });
 
-  it('fails the workspace stage for a clone URL that does not exist, naming repository.url', async () => {
-    const s = await c.launch({ repository: { url: `file://${join(work, 'nowhere.git')}` }, env: FAST_AGENT_ENV });
-    const v = await c.waitUntilSettled(s.id);
-    expect(v.state).toBe('failed');
-    expect(v.error?.stage).toBe('workspace');
-    expect(v.error?.message).toMatch(/^repository\.url: /);
-    assertNothingLeft(s.id);
-  });
-
-  it('fails the workspace stage for a branch that does not exist, naming repository.branch', async () => {
-    const s = await c.launch({ repository: { path: repo, branch: 'no-such-branch' }, env: FAST_AGENT_ENV });
-    const v = await c.waitUntilSettled(s.id);
-    expect(v.error).toEqual({ stage: 'workspace', message: expect.stringMatching(/^repository\.branch: no-such-branch does not exist/) });
-    assertNothingLeft(s.id);
+  it('refuses a session name that is taken, or has control characters, before creating anything', async () => {
+    const first = await c.launch({ repository: { path: repo }, name: 'taken-name', env: FAST_AGENT_ENV });
+    try {
+      const before = (await c.list()).length;
+      for (const [name, detail] of [['taken-name', `'taken-name' is taken by session ${first.id}`], ['bad\u001b[2Jname', 'must be 1-63 characters']] as const) {
+        const err = await c.launch({ repository: { path: repo }, name }).then(() => null, (e: unknown) => e);
+        expect(err).toBeInstanceOf(LaunchValidationError);
+        expect((err as LaunchValidationError).field).toBe('name');
+        expect((err as Error).message).toContain(detail);
+      }
+      expect((await c.list()).length).toBe(before);
+    } finally {
+      await c.waitUntilSettled(first.id);
+      await c.remove(first.id, { force: true });
+    }
   });
 
   it('fails the agent_start stage for a missing agent command, naming the agent and argv[0], and rolls everything back', async () => {
@@ -103,6 +114,14 @@ describe('Bad input and faults', () => {
     assertNothingLeft(s.id);
   });
 
+  it('fails the agent_start stage for an agent command that is not executable, saying why', async () => {
+    const s = await c.launch({ repository: { path: repo }, agent: 'noexec' });
+    const v = await c.waitUntilSettled(s.id);
+    expect(v.state).toBe('failed');
+    expect(v.error).toMatchObject({ stage: 'agent_start', message: "agent 'noexec': cannot start './README.md': permission denied (EACCES)" });
+    assertNothingLeft(s.id);
+  });
+
   it.each([
     [{ repository: {} }, 'repository'],
     [{ repository: { url: 'x', path: 'y' } }, 'repository'],
@@ -118,7 +137,7 @@ describe('Bad input and faults', () => {
     expect((await c.list()).length).toBe(before);
   });
 
-  it('says clearly that the kubernetes executor is not implemented yet', async () => {
+  it('says how to launch on a kubernetes executor named directly (through one of its profiles), before creating anything', async () => {
     const k = await createController({
       dataDir: join(work, 'data-k8s'),
       agentctlPath: agentctl,
@@ -130,8 +149,9 @@ describe('Bad input and faults', () => {
     });
     try {
       await expect(k.launch({ repository: { path: repo }, executor: 'k8s' })).rejects.toThrow(
-        "executor: executor 'k8s' is of type kubernetes, which is not implemented yet; use a local executor",
+        "executor: 'k8s' is a kubernetes executor (a cluster connection) and has no Pod template: add a profile with \"executor: k8s\" and a \"kubernetes:\" block, then name that profile",
       );
+      expect(await k.list(), 'no session row').toEqual([]);
     } finally {
       await k.close();
     }
@@ -166,13 +186,18 @@ describe('Bad input and faults', () => {
     expect(readdirSync(badYaml), 'nothing is created for a bad config').toEqual(['berth.yaml']);
   });
 
-  it('exec of a missing command ends with 127 and a "command not found" line, as in a shell, and leaves the session ready', async () => {
+  it('exec of a command that cannot start ends as in a shell (127 not found, 126 not executable) and leaves the session ready', async () => {
     const s = await c.launch({ repository: { path: repo }, env: FAST_AGENT_ENV });
     expect((await c.waitUntilSettled(s.id)).state).toBe('ready');
-    let stderr = '';
-    const res = await c.exec(s.id, ['berth-no-such-command-xyz'], { onOutput: (ch) => (stderr += ch.stream === 'stderr' ? Buffer.from(ch.data).toString() : '') });
-    expect(res).toEqual({ exitCode: 127, signal: null });
-    expect(stderr).toBe('berth: exec: berth-no-such-command-xyz: command not found\n');
+    for (const [argv0, exitCode, line] of [
+      ['berth-no-such-command-xyz', 127, 'berth: exec: berth-no-such-command-xyz: command not found\n'],
+      ['./README.md', 126, 'berth: exec: ./README.md: permission denied\n'],
+    ] as const) {
+      let stderr = '';
+      const res = await c.exec(s.id, [argv0], { onOutput: (ch) => (stderr += ch.stream === 'stderr' ? Buffer.from(ch.data).toString() : '') });
+      expect(res).toEqual({ exitCode, signal: null });
+      expect(stderr).toBe(line);
+    }
     expect((await c.get(s.id)).state).toBe('ready');
     await c.remove(s.id);
   });

@@ -89,6 +89,8 @@ export function agentctlPids(dataDir: string): number[] {
       const environ = readFileSync(`/proc/${name}/environ`, 'latin1');
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
+      // the bwrap processes around a sandboxed agentctl carry its marker too; they end with it
+      if (readFileSync(`/proc/${name}/comm`, 'utf8').trim() === 'bwrap') continue;
       if (environ.split('\0').some((e) => e.startsWith(`${OWNER_ENV}=${dataDir}/`))) out.push(Number(name));
     } catch {
       // gone or not readable
@@ -106,7 +108,7 @@ export function processesWithCwd(dir: string): number[] {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
       const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8');
-      if (!cmd.includes('demo-agent.mjs')) continue;
+      if (!cmd.split('\0').includes('demo-agent')) continue;
       const env = readFileSync(`/proc/${name}/environ`, 'latin1');
       if (env.includes(`BERTH_WORKSPACE=${dir}`)) out.push(Number(name));
     } catch {

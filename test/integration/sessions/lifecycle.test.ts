@@ -146,7 +146,7 @@ describe('Sessions on the local executor: launch → output → exec → files �
       expect(nonce).toMatch(/^[0-9a-f]{64}$/);
       const { readFileSync } = await import('node:fs');
       for (const f of ['berth.db', 'berth.db-wal']) {
-        const path = join(dataDir, f);
+        const path = join(dataDir, 'state', f);
         if (!existsSync(path)) continue;
         const raw = readFileSync(path).toString('latin1');
         expect(raw).not.toContain(token);

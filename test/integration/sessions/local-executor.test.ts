@@ -31,7 +31,7 @@ describe('LocalExecutor (the Executor contract on real processes)', () => {
       repository: { path: repo },
       env: { FROM_REQUEST: '1' },
       secretEnv: { API_KEY: 'secret-value-not-persisted' },
-      profile: { executor: 'local', type: 'local', settings: {}, env: {} },
+      profile: { executor: 'local', profile: null, type: 'local', settings: {}, env: {} },
       onStage: (e) => recorder.stages.push(e),
       checkpointRuntimeInventory: async (cp) => {
         recorder.checkpoints.push(cp);
@@ -77,7 +77,13 @@ describe('LocalExecutor (the Executor contract on real processes)', () => {
 
     // refresh of a live instance: a pure reconnect, nothing new started
     const pidsBefore = agentctlPids(dataDir);
-    const refreshed = await exec.refreshInstance(revived, { onStage: () => undefined, checkpointRuntimeInventory: async () => undefined, env: {}, secretEnv: {} });
+    const refreshed = await exec.refreshInstance(revived, {
+      onStage: () => undefined,
+      checkpointRuntimeInventory: async () => undefined,
+      env: {},
+      secretEnv: {},
+      profile: { executor: 'local', profile: null, type: 'local', settings: {}, env: {} },
+    });
     expect(refreshed.revived).toBe(false);
     expect(agentctlPids(dataDir)).toEqual(pidsBefore);
 

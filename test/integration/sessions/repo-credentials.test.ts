@@ -71,7 +71,7 @@ describe('repository URL credentials and --secret-env', () => {
   /** The raw bytes of berth.db and its WAL/SHM files: a plain-text secret anywhere in them is a leak. */
   function databaseBytes(): string {
     return ['berth.db', 'berth.db-wal', 'berth.db-shm']
-      .map((f) => join(dataDir, f))
+      .map((f) => join(dataDir, 'state', f))
       .filter((p) => existsSync(p))
       .map((p) => readFileSync(p).toString('latin1'))
       .join('\n');

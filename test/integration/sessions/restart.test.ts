@@ -77,12 +77,13 @@ describe('Controller restart with sessions running', () => {
     await c.sendInput(a.id, 'after restart\n');
     await waitForOutput(c, a.id, /you said: after restart/);
 
-    // B: agentctl restarted with the recorded nonce, the instance re-created with the same id, one new agent
+    // B: agentctl restarted with the recorded nonce, the instance re-created with the same id; the
+    // agent died with the old agentctl: it is reported lost and NOT re-run by itself (issue 7 item 4)
     const newPidB = recordedAgentctlPid(dataDir, b.id);
     expect(newPidB).not.toBe(pidB);
-    expect(viewB.agentProcess?.id).toBe('agent-2');
-    await waitForOutput(c, b.id, /ready for instructions/);
-    expect(processesWithCwd(wsB), 'exactly one agent in B').toHaveLength(1);
+    expect(viewB.agentProcess).toMatchObject({ id: 'agent-1', status: 'lost' });
+    expect(viewB.agentProcess?.lostReason).toMatch(/agentctl/);
+    expect(processesWithCwd(wsB), 'no agent re-run in B').toHaveLength(0);
     expect((await execText(c, b.id, ['cat', 'BERTH_MARKER'])).stdout).toBe('marker-b\n');
 
     const store = InventoryStore.open({ dataDir });
@@ -96,10 +97,16 @@ describe('Controller restart with sessions running', () => {
     await c.close();
     c = await startController(dataDir, agentctl);
     expect((await c.get(a.id)).agentProcess?.id).toBe('agent-1');
-    expect((await c.get(b.id)).agentProcess?.id).toBe('agent-2');
+    expect((await c.get(b.id)).agentProcess, 'still lost after another restart').toMatchObject({ id: 'agent-1', status: 'lost' });
     expect(agentctlPids(dataDir)).toHaveLength(2);
     expect(processesWithCwd(wsA)).toHaveLength(1);
-    expect(processesWithCwd(wsB)).toHaveLength(1);
+    expect(processesWithCwd(wsB)).toHaveLength(0);
+
+    // only an explicit resume starts B's agent again
+    const resumed = await c.resume(b.id);
+    expect(resumed.agentProcess).toMatchObject({ id: 'agent-2', status: 'running' });
+    await waitForOutput(c, b.id, /ready for instructions/);
+    expect(processesWithCwd(wsB), 'exactly one agent in B').toHaveLength(1);
   });
 
   it('recovers a stopped session as stopped (nothing started) and resumes it later', async () => {
@@ -140,14 +147,44 @@ describe('Controller restart with sessions running', () => {
     await waitForOutput(c, s.id, /ready for instructions/);
     const pid = recordedAgentctlPid(dataDir, s.id);
     process.kill(pid, 'SIGKILL');
-    // the next call finds agentctl unreachable, revives it with the recorded nonce and runs
+    // status notices at once: the agent is lost, not "running"
+    const seen = await c.get(s.id);
+    expect(seen.agentProcess).toMatchObject({ id: 'agent-1', status: 'lost' });
+    // the next call finds agentctl unreachable, re-attaches (agentctl restarted with the recorded
+    // nonce) and runs — without re-running the agent
     expect((await execText(c, s.id, ['cat', 'BERTH_MARKER'])).stdout).toBe('marker-d\n');
     expect(recordedAgentctlPid(dataDir, s.id)).not.toBe(pid);
     const view = await c.get(s.id);
     expect(view.state).toBe('ready');
-    expect(view.agentProcess?.id).toBe('agent-2');
+    expect(view.agentProcess).toMatchObject({ id: 'agent-1', status: 'lost' });
+    expect(view.stages.map((st) => st.name), 'a re-attach is no relaunch: the launch stages are kept').toContain('agent_start');
+    expect(processesWithCwd(ready.workspacePath!), 'the agent is not re-run').toHaveLength(0);
+    const logs = await outputSoFar(c, s.id);
+    expect(logs.match(/agent> starting/g), 'the first run\'s output is still served, once').toHaveLength(1);
+    // an explicit resume starts it again
+    expect((await c.resume(s.id)).agentProcess).toMatchObject({ id: 'agent-2', status: 'running' });
     await waitForOutput(c, s.id, /ready for instructions/);
     expect(processesWithCwd(ready.workspacePath!)).toHaveLength(1);
+    await c.remove(s.id);
+  });
+
+  it('ends an exec at once, saying why, when agentctl dies while the command runs (not after a long retry)', async () => {
+    const s = await c.launch({ repository: { path: makeRepo(work, 'f', 'marker-f') }, env: FAST_AGENT_ENV });
+    expect((await c.waitUntilSettled(s.id)).state).toBe('ready');
+    const pid = recordedAgentctlPid(dataDir, s.id);
+    let started = false;
+    const running = c
+      .exec(s.id, ['sh', '-c', 'echo started; sleep 60'], { onOutput: () => (started = true) })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
+    await until(async () => (started ? true : undefined), 'the command started');
+    process.kill(pid, 'SIGKILL');
+    const err = await running;
+    expect(String(err)).toMatch(/agentctl stopped while `sh` ran, so its exit status is unknown/);
+    // the next command re-attaches (agentctl restarted with the recorded nonce)
+    expect((await execText(c, s.id, ['cat', 'BERTH_MARKER'])).stdout).toBe('marker-f\n');
     await c.remove(s.id);
   });
 });

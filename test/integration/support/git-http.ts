@@ -1,5 +1,5 @@
 /**
- * A git smart-HTTP server on 127.0.0.1 for tests: node:http in front of `git http-backend` (CGI),
+ * A git smart-HTTP server for tests (on 127.0.0.1, or the test cluster's bridge address for Pods): node:http in front of `git http-backend` (CGI),
  * requiring HTTP basic auth with one user and password. Records the request paths and the
  * Authorization outcomes so a test can check what a client sent.
  * @module
@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 
 export interface GitHttpServer {
   port: number;
-  /** `http://127.0.0.1:PORT` */
+  /** `http://HOST:PORT` */
   origin: string;
   /** One entry per request: `200 GET /repo.git/info/refs` etc. */
   requests: string[];
@@ -18,7 +18,8 @@ export interface GitHttpServer {
 }
 
 /** Serves the bare repositories under `projectRoot`; every request must carry `user:password` as basic auth. */
-export async function startGitHttpServer(projectRoot: string, auth: { user: string; password: string }): Promise<GitHttpServer> {
+export async function startGitHttpServer(projectRoot: string, auth: { user: string; password: string }, opts: { host?: string } = {}): Promise<GitHttpServer> {
+  const host = opts.host ?? '127.0.0.1';
   const expected = `Basic ${Buffer.from(`${auth.user}:${auth.password}`).toString('base64')}`;
   const requests: string[] = [];
   const server: Server = createServer((req, res) => {
@@ -32,11 +33,11 @@ export async function startGitHttpServer(projectRoot: string, auth: { user: stri
     requests.push(`200 ${req.method ?? ''} ${url.pathname}`);
     cgi(projectRoot, auth.user, req, res, url);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const port = (server.address() as AddressInfo).port;
   return {
     port,
-    origin: `http://127.0.0.1:${port}`,
+    origin: `http://${host}:${port}`,
     requests,
     close: () =>
       new Promise<void>((resolve) => {

@@ -1,0 +1,29 @@
+/**
+ * Resolving the name a launch gives (`--executor NAME`): a profile, or an executor entry used
+ * directly. The one lookup the controller uses for launches, resumes and recovery.
+ * @module
+ */
+import type { ExecutorConfig, ProfileConfig, ResolvedConfig } from './config.js';
+
+export interface ResolvedProfile {
+  /** The executor entry the launch runs on. */
+  executor: ExecutorConfig;
+  /** The profile, when `name` named one (null: the executor entry itself). */
+  profile: ProfileConfig | null;
+}
+
+/** The profile or executor entry called `name`, or null when there is none. */
+export function resolveProfile(config: ResolvedConfig, name: string): ResolvedProfile | null {
+  const profile = config.profiles[name];
+  if (profile) {
+    const executor = config.executors[profile.executor];
+    return executor ? { executor, profile } : null;
+  }
+  const executor = config.executors[name];
+  return executor ? { executor, profile: null } : null;
+}
+
+/** Every name a launch may give, for error messages. */
+export function launchTargetNames(config: ResolvedConfig): string[] {
+  return [...Object.keys(config.executors), ...Object.keys(config.profiles)];
+}

@@ -1,0 +1,115 @@
+/**
+ * Reaching a session's live instance: the session must be ready and connected; an instance that
+ * turns out unreachable is re-attached once through the executor's refresh (never a relaunch, never
+ * a new agent); the agent's state is read on demand, and a dead agentctl shows the agent lost.
+ * @module
+ */
+import { isAgentctlHttpError, isAgentctlUnreachableError } from '../client/index.js';
+import type { SessionRecord } from '../inventory/index.js';
+import { errorMessage } from '../shared/errors.js';
+import { sanitize } from '../shared/sanitize.js';
+import { lostAgent, recordedLostAgent } from './agent.js';
+import { diagnostic, type ManagerContext } from './context.js';
+import { SessionLaunch } from './launch.js';
+import type { LiveSession } from './live.js';
+import { SessionNotFoundError, SessionStateError } from './service.js';
+import { toView } from './views.js';
+
+export class LiveAccess {
+  readonly #ctx: ManagerContext;
+  readonly #shutdown: AbortSignal;
+
+  constructor(ctx: ManagerContext, shutdown: AbortSignal) {
+    this.#ctx = ctx;
+    this.#shutdown = shutdown;
+  }
+
+  require(id: string): SessionRecord {
+    const record = this.#ctx.store.getSession(id);
+    if (!record) throw new SessionNotFoundError(id);
+    return record;
+  }
+
+  requireLive(id: string, action: string): LiveSession {
+    const record = this.require(id);
+    const live = this.#ctx.live.get(id);
+    if (record.state !== 'ready' || !live) {
+      const hint =
+        record.state === 'launching'
+          ? 'wait until it is ready'
+          : record.state === 'stopped' || record.state === 'failed'
+            ? `resume it first (berth resume ${id})`
+            : 'try again later';
+      throw new SessionStateError(id, toView(record, undefined).state, action, hint);
+    }
+    return live;
+  }
+
+  /**
+   * Runs `fn` against the live instance. When agentctl turns out to be unreachable (a dropped
+   * connection or forward, agentctl died, the machine slept), the session is re-attached once under
+   * its lock through the executor's refresh — no relaunch, no stage reset, and never a new agent: an
+   * agent whose agentctl died is reported lost — then `fn` runs again.
+   */
+  async withLive<T>(id: string, action: string, fn: (live: LiveSession) => Promise<T>): Promise<{ live: LiveSession; value: T }> {
+    const live = this.requireLive(id, action);
+    try {
+      return { live, value: await fn(live) };
+    } catch (err) {
+      if (!isAgentctlUnreachableError(err)) throw err;
+      diagnostic(this.#ctx, id, 'Reconnecting', 'agentctl is unreachable; reconnecting');
+      await this.#ctx.locks.run(id, async () => {
+        if (this.#ctx.live.get(id) !== live) return; // someone else already reconnected
+        const session = this.require(id);
+        const row = this.#ctx.store.getRuntime(id);
+        if (!row || row.state !== 'ready') return;
+        try {
+          await new SessionLaunch(this.#ctx, session, { kind: 'revive', row, intent: 'reconnect' }, row.executor, this.#shutdown).refresh(live);
+        } catch (refreshErr) {
+          const message = sanitize(errorMessage(refreshErr));
+          diagnostic(this.#ctx, id, 'ReconnectFailed', message);
+          throw new SessionStateError(id, 'ready', action, `its workspace cannot be reached: ${message} (check with berth status ${id}; berth resume ${id} retries)`);
+        }
+      });
+      const again = this.requireLive(id, action);
+      return { live: again, value: await fn(again) };
+    }
+  }
+
+  /**
+   * Reads the agent's current status into `live`; false when agentctl could not be asked. An
+   * agentctl that cannot be reached is checked with the executor's cheap status: when nothing runs
+   * any more the agent is shown lost at once (not `running` until the next command).
+   */
+  async refreshAgent(id: string, live: LiveSession): Promise<boolean> {
+    if (live.agentProcessId === null) return false;
+    try {
+      const info = await live.instance.client.getProcess(live.agentProcessId, { timeoutMs: 1500, signal: AbortSignal.timeout(2000) });
+      const recordedLost = info.status !== 'running' ? recordedLostAgent(this.#ctx.store.getRuntime(id)?.metadata ?? {}) : null;
+      live.agent = recordedLost?.id === info.id ? recordedLost : { id: info.id, status: info.status, exitCode: info.exit_code };
+      return true;
+    } catch (err) {
+      // not an answer from agentctl (refused, reset, timed out, a forward to a Pod that is gone): ask the executor
+      if (!isAgentctlHttpError(err)) await this.#checkInstanceAlive(id, live);
+      return false;
+    }
+  }
+
+  async #checkInstanceAlive(id: string, live: LiveSession): Promise<void> {
+    const row = this.#ctx.store.getRuntime(id);
+    const executor = row ? this.#ctx.executors.get(row.executor) : undefined;
+    // an agent seen to run to its end is not lost when its instance goes afterwards
+    if (!row || !executor || live.agentProcessId === null || live.agent?.status === 'exited') return;
+    try {
+      const status = await executor.status({ identity: identityOf(id, row.instanceId), metadata: row.metadata });
+      if (status.liveness === 'stopped' || status.liveness === 'missing') live.agent = lostAgent(live.agentProcessId, `its agentctl is not running (${status.detail})`);
+    } catch {
+      // cannot tell: keep the last known state
+    }
+  }
+}
+
+export function identityOf(sessionId: string, instanceId: string) {
+  return { instanceId, sessionId, taskId: sessionId, environmentId: sessionId };
+}
+

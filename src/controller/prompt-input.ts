@@ -1,0 +1,80 @@
+/**
+ * How the launch prompt reaches the agent, as its profile asks (`agents.<name>.prompt`): always as
+ * `BERTH_PROMPT`, and in argv (`{{prompt}}`, the default), on stdin (written, then closed) or in a
+ * file in the workspace (`{{prompt_file}}`, also `BERTH_PROMPT_FILE`). The argv is rendered at
+ * launch (and recorded); the file's path is known only once the workspace exists, so a NUL-delimited
+ * mark stands in for it until the agent starts (a prompt cannot contain NUL: launch-limits.ts).
+ * @module
+ */
+import { posix } from 'node:path';
+import { PROMPT_FILE_PLACEHOLDER, PROMPT_PLACEHOLDER, type AgentProfile } from '../config/index.js';
+import type { InstanceClient } from '../client/index.js';
+import type { SessionRequestData } from '../inventory/index.js';
+
+/** Stands for the prompt file's path in a recorded argv. */
+export const PROMPT_FILE_MARK = '\0berth-prompt-file\0';
+/** The controller's own directory in the workspace (hidden from git by its own `.gitignore`). */
+export const WORKSPACE_BERTH_DIR = '.berth';
+
+/** The agent's argv with `{{prompt}}` replaced and `{{prompt_file}}` marked (a prompt containing `{{prompt_file}}` stays text). */
+export function renderAgentArgv(agent: Pick<AgentProfile, 'command'>, prompt: string): string[] {
+  return agent.command.map((arg) =>
+    arg
+      .split(PROMPT_FILE_PLACEHOLDER)
+      .map((part) => part.split(PROMPT_PLACEHOLDER).join(prompt))
+      .join(PROMPT_FILE_MARK),
+  );
+}
+
+/** The part of the session request that says how to deliver the prompt. */
+export function promptInputOf(agent: Pick<AgentProfile, 'promptInput'>): Pick<SessionRequestData, 'promptInput'> {
+  return agent.promptInput === 'stdin' || agent.promptInput === 'file' ? { promptInput: agent.promptInput } : {};
+}
+
+export interface AgentStartPlan {
+  command: string[];
+  env: Record<string, string>;
+  /** Written before the start: workspace-relative path and content. */
+  file: { path: string; content: string } | null;
+  /** Written to stdin right after the start, then stdin is closed. */
+  stdin: string | null;
+}
+
+/**
+ * What starting agent process `processId` takes (pure). `command` is the recorded argv as the
+ * executor will run it; `workspacePath` is the workspace as agent processes see it.
+ */
+export function agentStartPlan(request: SessionRequestData, command: readonly string[], workspacePath: string, processId: string): AgentStartPlan {
+  const prompt = request.prompt ?? '';
+  const env: Record<string, string> = { ...request.agentEnv, BERTH_PROMPT: prompt };
+  if (request.promptInput === 'file') {
+    const rel = posix.join(WORKSPACE_BERTH_DIR, `prompt-${processId}.txt`);
+    const abs = posix.join(workspacePath, rel);
+    env.BERTH_PROMPT_FILE = abs;
+    return { command: command.map((a) => a.split(PROMPT_FILE_MARK).join(abs)), env, file: { path: rel, content: prompt }, stdin: null };
+  }
+  const argv = command.map((a) => a.split(PROMPT_FILE_MARK).join(PROMPT_FILE_PLACEHOLDER));
+  return { command: argv, env, file: null, stdin: request.promptInput === 'stdin' ? prompt : null };
+}
+
+/**
+ * Starts agent process `id` with its prompt delivered as planned: the file first (with a
+ * `.gitignore` so the workspace's `git status` stays clean), the stdin right after the start.
+ * Errors of the start itself are agentctl's, for the caller to report.
+ */
+export async function startAgentProcess(
+  client: InstanceClient,
+  request: SessionRequestData,
+  command: readonly string[],
+  workspacePath: string,
+  id: string,
+): Promise<{ id: string }> {
+  const plan = agentStartPlan(request, command, workspacePath, id);
+  if (plan.file) {
+    await client.files.writeFile(posix.join(WORKSPACE_BERTH_DIR, '.gitignore'), '# berth controller files, not workspace content\n*\n');
+    await client.files.writeFile(plan.file.path, plan.file.content, { mode: 0o600 });
+  }
+  const info = await client.startProcess({ id, kind: 'agent', command: plan.command, env: plan.env });
+  if (plan.stdin !== null) await client.writeStdin(info.id, plan.stdin, { eof: true });
+  return info;
+}

@@ -1,0 +1,128 @@
+/**
+ * The local executor's sandbox: each agentctl (and so the agent and every process it starts) runs
+ * inside bubblewrap (`bwrap`). The workspace and agentctl's state dir are writable, the rest of the
+ * file system is read-only, the data dir (secrets, inventory, other sessions' workspaces) is not
+ * visible at all, `/tmp` is private, and the pid/ipc/uts (optionally net) namespaces are private.
+ * The argv is built by a pure function; `probeBubblewrap` runs one trial sandbox to learn whether
+ * this machine can run it at all.
+ * @module
+ */
+import { spawnSync } from 'node:child_process';
+
+/** The `sandbox` setting of a local executor; `auto` (the default) is bubblewrap where it works. */
+export type SandboxMode = 'auto' | 'bubblewrap' | 'none';
+
+/** How a launch confines agentctl: the sandbox settings, or why it runs unconfined. */
+export type LaunchSandbox =
+  | { kind: 'bubblewrap'; network: boolean; hide: readonly string[]; readOnly: readonly string[] }
+  | { kind: 'none'; warning: string | null };
+
+/** What one sandboxed agentctl may see and do. All paths absolute (and real: no symlinks). */
+export interface SandboxPlan {
+  /** The data dir: hidden entirely (a fresh empty tmpfs is mounted over it). */
+  hide: readonly string[];
+  /** Bound read-write at the same path (the workspace, agentctl's state dir). */
+  writable: readonly string[];
+  /** Bound read-only at the same path after the hiding mounts (the agentctl bundle, node). */
+  readOnly: readonly string[];
+  /** Share the host network (agents call model APIs); `false` adds `--unshare-net` (loopback only). */
+  network: boolean;
+  /** Working directory inside the sandbox. */
+  cwd: string;
+}
+
+/**
+ * The bwrap options (before `--` and the command) for `plan`. Order matters: later mounts cover
+ * earlier ones, so the hiding tmpfs mounts come after `/` and `/tmp`, and the writable and
+ * read-only binds last.
+ *
+ * Deliberately absent:
+ * - `--die-with-parent`: it would also kill bwrap when *its* parent dies, and that parent is
+ *   `berth serve` — sessions must survive a controller restart (that is why agentctl is detached).
+ *   The pid namespace gives the semantics that matter instead: bwrap's init (pid 1 inside) exits
+ *   when agentctl exits, and the kernel then kills every process left in the namespace, so the
+ *   agent and anything it started die with their supervisor and none can escape by `setsid`.
+ * - `--disable-userns`: agents may run their own nested sandboxes; mounts inherited by a nested
+ *   namespace are locked, so they cannot uncover the hidden data dir.
+ *
+ * `--cap-drop ALL` matters when Berth runs as root: bwrap keeps root's capabilities inside the
+ * sandbox by default, and with CAP_SYS_ADMIN an agent could unmount the tmpfs that hides the data dir.
+ */
+export function bwrapArgs(plan: SandboxPlan): string[] {
+  const args = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--hostname', 'berth-sandbox'];
+  if (!plan.network) args.push('--unshare-net');
+  args.push('--new-session', '--cap-drop', 'ALL');
+  args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp');
+  for (const dir of plan.hide) args.push('--tmpfs', dir);
+  for (const path of plan.writable) args.push('--bind', path, path);
+  // a bind of a parent would cover the hiding tmpfs again: never bind a hidden dir's ancestor
+  const uncovers = (path: string): boolean => plan.hide.some((h) => h === path || h.startsWith(path.endsWith('/') ? path : `${path}/`));
+  for (const path of plan.readOnly) if (!uncovers(path)) args.push('--ro-bind', path, path);
+  args.push('--chdir', plan.cwd);
+  return args;
+}
+
+/** Outcome of the one-time probe. */
+export type SandboxProbe = { ok: true; detail: string } | { ok: false; reason: string; fix: string };
+
+const OPT_OUT = 'or opt out: executors.<name>.sandbox: none in berth.yaml (agents then run unconfined)';
+
+let cached: SandboxProbe | undefined;
+
+/**
+ * Whether bubblewrap works here: `bwrap` on PATH and a trial sandbox with the namespaces the
+ * executor uses (user namespaces may be disabled by sysctl, or forbidden inside a container).
+ * Runs once per process; `fresh` re-runs it (doctor).
+ */
+export function probeBubblewrap(opts: { fresh?: boolean; bwrap?: string } = {}): SandboxProbe {
+  if (cached !== undefined && opts.fresh !== true && opts.bwrap === undefined) return cached;
+  const bwrap = opts.bwrap ?? 'bwrap';
+  const version = spawnSync(bwrap, ['--version'], { encoding: 'utf8', timeout: 5000 });
+  let result: SandboxProbe;
+  if (version.error !== undefined || version.status !== 0) {
+    result = { ok: false, reason: `${bwrap} (bubblewrap) is not installed`, fix: `install it (e.g. apt-get install bubblewrap), ${OPT_OUT}` };
+  } else {
+    const trial = spawnSync(
+      bwrap,
+      ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--cap-drop', 'ALL', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', 'true'],
+      { encoding: 'utf8', timeout: 10_000 },
+    );
+    if (trial.error !== undefined || trial.status !== 0) {
+      const why = (trial.stderr || trial.error?.message || `exit ${trial.status}`).trim().split('\n')[0] ?? '';
+      result = {
+        ok: false,
+        reason: `bubblewrap cannot create a sandbox here (${why})`,
+        fix: `enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces > 0; in a container allow them), ${OPT_OUT}`,
+      };
+    } else {
+      result = { ok: true, detail: version.stdout.trim() };
+    }
+  }
+  if (opts.bwrap === undefined) cached = result;
+  return result;
+}
+
+/** Thrown when `sandbox: bubblewrap` is configured explicitly and cannot work on this machine. */
+export class SandboxUnavailableError extends Error {
+  override readonly name = 'SandboxUnavailableError';
+  constructor(readonly reason: string, readonly fix: string) {
+    super(`sandbox: ${reason}; fix: ${fix}`);
+  }
+}
+
+/**
+ * The sandbox a launch of this executor uses. `auto` falls back to none where bubblewrap cannot
+ * work, and says so on every launch (the warning names why and how to fix or opt out); an explicit
+ * `bubblewrap` that cannot work throws SandboxUnavailableError: a user who asked for confinement
+ * never silently gets none.
+ */
+export function resolveLaunchSandbox(opts: { mode: SandboxMode; network: boolean; hide: readonly string[]; readOnly: readonly string[] }): LaunchSandbox {
+  if (opts.mode === 'none') return { kind: 'none', warning: null };
+  const probe = probeBubblewrap();
+  if (probe.ok) return { kind: 'bubblewrap', network: opts.network, hide: opts.hide, readOnly: opts.readOnly };
+  if (opts.mode === 'bubblewrap') throw new SandboxUnavailableError(probe.reason, probe.fix);
+  return {
+    kind: 'none',
+    warning: `agentctl and the agent run WITHOUT a sandbox: ${probe.reason}. They can read every file this user can, including the data dir's secrets. Fix: ${probe.fix}`,
+  };
+}
