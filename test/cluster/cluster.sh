@@ -27,6 +27,7 @@ POD_SUBNET=$SUBNET_PREFIX.0/24
 SERVICE_CIDR=${BERTH_CLUSTER_SERVICE_CIDR:-10.213.128.0/24}
 SERVICE_IP=${SERVICE_CIDR%.*}.1
 BRIDGE=${BERTH_CLUSTER_BRIDGE:-berth0}
+BRIDGE_MAC=${BERTH_CLUSTER_BRIDGE_MAC:-02:b3:e7:00:00:01}
 NODE_NAME=berth-node
 APISERVER_PORT=${BERTH_CLUSTER_APISERVER_PORT:-16443}
 ETCD_PORT=12379
@@ -155,6 +156,19 @@ stop() { # stop NAME: stop one component by its recorded PID
     stop_pid "$pid" "$name" "${2:-10}"
   fi
   rm -f "$PIDS/$name.pid" "$PIDS/$name.exe"
+}
+
+stop_group() { # stop_group NAME: stop a component and every process of its session
+  # (git daemon forks one "git-daemon --serve" child per connection; a clone
+  # cut off by a deleted Pod leaves that child waiting on its socket).
+  local name=$1 pid child
+  pid=$(pid_of "$name" 2>/dev/null || true)
+  stop "$name"
+  [[ -n $pid ]] || return 0
+  for child in $(pgrep -s "$pid" -f -- "$CACHE" 2>/dev/null); do
+    log "stopping leftover $name child (pid $child)"
+    stop_pid "$child" "$name child" 3
+  done
 }
 
 # wait_until COMPONENT TIMEOUT DESCRIPTION CMD...: poll CMD until it succeeds;
@@ -367,7 +381,11 @@ save_host_state() { # what `down` must restore, captured once before the first c
 
 setup_bridge() {
   if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
-    ip link add "$BRIDGE" type bridge
+    # A fixed (locally administered) MAC: a bridge whose address was never set takes the lowest MAC
+    # of its ports, so it changed whenever a Pod's veth came or went. Pods that had resolved the
+    # host (10.213.0.1) kept sending to the old MAC, and a clone or push from them hung until their
+    # ARP entry expired (30-60 s), which failed the cleanup_script test now and then.
+    ip link add "$BRIDGE" address "$BRIDGE_MAC" type bridge
     touch "$SAVED/created-bridge"
   fi
   ip addr replace "$HOST_IP/24" dev "$BRIDGE"
@@ -714,8 +732,11 @@ cmd_up() {
   write_containerd_config
   start containerd containerd --config "$CTD_DIR/config.toml"
   log "starting git daemon on git://$HOST_IP:$GIT_PORT"
+  # --timeout/--init-timeout: a connection whose Pod was deleted mid-clone never sees a FIN or RST;
+  # without them its per-connection child waits forever. --max-connections=0: parallel test files
+  # must never have a clone or push dropped for "too many children".
   start git-daemon "$(git --exec-path)/git-daemon" --reuseaddr --listen="$HOST_IP" --port="$GIT_PORT" --base-path="$GIT_ROOT" \
-    --export-all --enable=receive-pack --informative-errors --verbose "$GIT_ROOT"
+    --export-all --enable=receive-pack --informative-errors --verbose --init-timeout=30 --timeout=120 --max-connections=0 "$GIT_ROOT"
   wait_until containerd 30 "containerd socket" ctr_ version
   import_images
   wait_until git-daemon 10 "git daemon listening" port_open "$HOST_IP" "$GIT_PORT"
@@ -807,7 +828,7 @@ cmd_down() {
     log "stopping leftover containerd shim (pid $pid)"
     stop_pid "$pid" shim 3
   done
-  stop git-daemon
+  stop_group git-daemon
   stop apiserver
   stop etcd
   cleanup_cgroups
@@ -837,8 +858,11 @@ export BERTH_TEST_PAUSE_IMAGE=$PAUSE_IMAGE
 export BERTH_TEST_GIT_BASE=git://$HOST_IP:$GIT_PORT
 export BERTH_TEST_GIT_ROOT=$GIT_ROOT
 export BERTH_TEST_HOST_IP=$HOST_IP
+export BERTH_TEST_CONTAINERD_SOCK=$CTD_SOCK
 export BERTH_CLUSTER_CACHE=$CACHE
 EOF
+  # kubectl of the cluster's version: a sub-command of the cluster binary, once that is built
+  if [[ -x $KUBE_BIN ]]; then echo "export BERTH_TEST_KUBECTL='$KUBE_BIN kubectl'"; fi
 }
 
 write_env_file() { env_lines >"$CACHE/env.sh"; }

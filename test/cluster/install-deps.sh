@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs (idempotently) the Debian packages the test cluster needs.
+# Installs (idempotently) the Debian packages the test cluster and the test suite need.
 # Go (>= 1.24) and Node 20 are expected to be on the machine already.
 set -euo pipefail
 
@@ -25,6 +25,9 @@ pkgs=(
   conntrack
   socat
   python3
+  bubblewrap           # bwrap: the local executor's sandbox (and its tests)
+  chromium             # the dashboard's browser tests (headless, driven by playwright-core)
+  fonts-dejavu-core    # so the dashboard's screenshots show text
 )
 
 missing=()

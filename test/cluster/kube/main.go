@@ -6,12 +6,16 @@
 //	kube scheduler ...           (kube-scheduler)
 //	kube kubelet ...             (kubelet)
 //	kube etcd ...                (etcd, the version Kubernetes 1.34 is tested with)
+//	kube kubectl ...             (kubectl, the client of the same version)
 //	kube version
 //
 // The components are the real ones: their cobra commands come straight from
 // the k8s.io/kubernetes module, so the test cluster runs exactly the code a
-// real cluster of this version runs. One binary keeps the build (and the
-// cache entry) to a single link.
+// real cluster of this version runs. kubectl comes from the k8s.io/kubectl
+// module at the matching release (as k8s.io/kubernetes/cmd/kubectl builds it),
+// so tests and benchmarks can drive the cluster by hand whatever kubectl the
+// machine has, if any. One binary keeps the build (and the cache entry) to a
+// single link.
 package main
 
 import (
@@ -27,12 +31,16 @@ import (
 
 	_ "time/tzdata" // CronJob time zones, as kube-apiserver / kube-controller-manager do
 
+	_ "k8s.io/client-go/plugin/pkg/client/auth" // kubectl's client auth plugins
 	"k8s.io/component-base/cli"
+	"k8s.io/component-base/logs"
 	_ "k8s.io/component-base/logs/json/register"          // JSON log format
 	_ "k8s.io/component-base/metrics/prometheus/clientgo" // client-go metrics
 	_ "k8s.io/component-base/metrics/prometheus/version"  // version metric
 	"k8s.io/component-base/version"
 
+	kubectl "k8s.io/kubectl/pkg/cmd"
+	kubectlutil "k8s.io/kubectl/pkg/cmd/util"
 	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
@@ -40,7 +48,7 @@ import (
 )
 
 func usage() {
-	fmt.Fprintf(os.Stderr, "usage: %s apiserver|controller-manager|scheduler|kubelet|etcd|version [flags]\n", os.Args[0])
+	fmt.Fprintf(os.Stderr, "usage: %s apiserver|controller-manager|scheduler|kubelet|etcd|kubectl|version [flags]\n", os.Args[0])
 }
 
 func main() {
@@ -70,6 +78,15 @@ func main() {
 		// "Too large resource version". The etcd module k8s.io/kubernetes itself
 		// depends on (3.6) has them.
 		etcdmain.Main(append([]string{"etcd"}, os.Args[2:]...))
+		return
+	case "kubectl":
+		// kubectl reads os.Args itself (plugins, .kuberc aliases, -v), so it
+		// sees its own command line, as if it were the kubectl binary.
+		os.Args = append([]string{"kubectl"}, os.Args[2:]...)
+		logs.GlogSetter(kubectl.GetLogVerbosity(os.Args)) //nolint:errcheck // as cmd/kubectl does
+		if err := cli.RunNoErrOutput(kubectl.NewDefaultKubectlCommand()); err != nil {
+			kubectlutil.CheckErr(err) // prints the error and exits non-zero
+		}
 		return
 	case "version", "--version":
 		fmt.Println(version.Get().GitVersion)

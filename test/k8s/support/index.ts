@@ -15,3 +15,7 @@ export { forwardPort } from './portforward.js';
 export type { ForwardedPort } from './portforward.js';
 export { createTestRepo } from './git.js';
 export type { TestRepo } from './git.js';
+export { createExecutorServiceAccount, loadRbac, RBAC_FILE, RBAC_NAMESPACE_PLACEHOLDER } from './service-account.js';
+export type { RbacObjects, ServiceAccountAccess, ServiceAccountOptions } from './service-account.js';
+export { startTcpProxy } from './tcp-proxy.js';
+export type { TcpProxy } from './tcp-proxy.js';

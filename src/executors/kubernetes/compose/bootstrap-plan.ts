@@ -1,0 +1,78 @@
+/**
+ * The standard bootstrap of a session Pod as upload plans: what goes where, with which mode, in
+ * which order. One exec normally; a local-path repository's git bundle (large, of a size only
+ * known at launch) goes first in an exec of its own, since only one file per exec can be read to EOF.
+ * @module
+ */
+import type { RepositoryCredentials } from '../../executor.js';
+import { authEnv, runtimeEnv, serializeEnvFile, type AgentctlFlavor } from './env-file.js';
+import { gitCredentialFile, gitCredentialHelperScript } from './git-credentials.js';
+import type { ResourceIdentity } from './identity.js';
+import { bootstrapPaths, type BootstrapPaths } from './paths.js';
+import { prepareLines } from './start-script.js';
+import type { UploadFile, UploadPlan } from './upload.js';
+
+/** Exit status of the bootstrap exec when it ran prepare.sh (`waitForPrepare`) and that failed; the log tail is on stderr. */
+export const EXIT_UPLOAD_PREPARE_FAILED = 75;
+
+export interface BootstrapInput {
+  identity: ResourceIdentity;
+  flavor: AgentctlFlavor;
+  /** agentctl's one-shot nonce (recorded; re-used for a replacement Pod). */
+  bootstrapNonce: string;
+  /** prepare.sh, from {@link prepareScript}. */
+  prepareScript: string;
+  /** The https clone credential, when the repository URL needs one. */
+  repositoryCredentials?: RepositoryCredentials | null;
+  /** A local-path repository as a git bundle (`git bundle create - --branches --tags HEAD`). */
+  repoBundle?: Uint8Array | null;
+  /**
+   * The agentctl build, written last (read to EOF): a file with its own path and mode, or just the
+   * bytes (then `agentctl.cjs` 0755 for flavor `bundle`, `agentctl` 0755 for `sea`).
+   */
+  agentctl: UploadFile | Uint8Array;
+  /** More files before agentctl (its launcher, the SEA's libraries), each under /opt/berth or /run/berth. */
+  extraFiles?: readonly UploadFile[];
+  /** Env names the Pod template sets on the main container: agentctl passes them on to workspace processes. */
+  passEnv?: readonly string[];
+  /**
+   * Run prepare.sh (clone, setup script) inside the bootstrap exec, right after the start marker,
+   * so agentctl starts up while the clone runs: the exec then ends when the workspace is ready, and
+   * a failure comes back at once as exit status {@link EXIT_UPLOAD_PREPARE_FAILED} with the log's
+   * tail on stderr. The exec first writes the `prepare.exec` marker, so the start command leaves
+   * prepare.sh to it. (agentctl touches the workspace only when its instance is created, after the
+   * exec; prepare.sh never touches `.agentctl`'s entries but its own.) @default false
+   */
+  waitForPrepare?: boolean;
+  paths?: BootstrapPaths;
+}
+
+/** The upload plans, in exec order. The last one writes the start marker. */
+export function bootstrapPlans(input: BootstrapInput): UploadPlan[] {
+  const p = input.paths ?? bootstrapPaths();
+  const roots = [p.runtimeDir, p.authDir];
+  const text = (s: string): Uint8Array => Buffer.from(s, 'utf8');
+  const files: UploadFile[] = [
+    { path: p.runtimeEnv, mode: 0o600, data: text(serializeEnvFile(runtimeEnv(input.identity, input.flavor, p, input.passEnv ?? []))) },
+    { path: p.authEnv, mode: 0o600, data: text(serializeEnvFile(authEnv(input.bootstrapNonce, p))) },
+    { path: p.prepareScript, mode: 0o700, data: text(input.prepareScript) },
+  ];
+  if (input.repositoryCredentials) {
+    files.push({ path: p.gitCredentialHelper, mode: 0o700, data: text(gitCredentialHelperScript(p)) });
+    files.push({ path: p.gitCredentials, mode: 0o600, data: text(gitCredentialFile(input.repositoryCredentials)) });
+  }
+  files.push(...(input.extraFiles ?? []));
+  if (input.waitForPrepare === true) files.push({ path: p.prepareInExecMarker, mode: 0o600, data: new Uint8Array() });
+  const agentctl: UploadFile =
+    input.agentctl instanceof Uint8Array ? { path: input.flavor === 'bundle' ? p.agentctlBundle : p.agentctl, mode: 0o755, data: input.agentctl } : input.agentctl;
+  const main: UploadPlan = {
+    roots,
+    directories: [{ path: p.home, mode: 0o700 }],
+    files,
+    tail: agentctl,
+    marker: p.startMarker,
+    ...(input.waitForPrepare === true ? { afterMarker: prepareLines(p, EXIT_UPLOAD_PREPARE_FAILED, 40) } : {}),
+  };
+  if (!input.repoBundle) return [main];
+  return [{ roots, files: [], tail: { path: p.repoBundle, mode: 0o600, data: input.repoBundle } }, main];
+}

@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest';
+import { admissionFix, connectionFix, defaultClassCheck, dryRunFix, kubeconfigSource, permissionsCheck, requiredAccess, warningChecks } from './doctor-checks.js';
+import { EXECUTOR_ACCESS, describeAccess } from './kube/access.js';
+import { KubeApiError } from './kube/errors.js';
+import type { KubernetesConnection } from './types.js';
+
+const where = { executor: 'cluster', context: 'prod', server: 'https://10.0.0.1:6443' };
+const labels = (checks: { verb: string; resource: string; subresource?: string }[]) => checks.map(describeAccess);
+
+describe('requiredAccess', () => {
+  it('is everything the executor uses when no profile says otherwise', () => {
+    expect(requiredAccess([])).toEqual(EXECUTOR_ACCESS);
+    expect(requiredAccess(['managed_pvc'])).toEqual(EXECUTOR_ACCESS);
+  });
+
+  it('asks no claim permission for empty_dir and only read/watch for existing_claim', () => {
+    expect(labels(requiredAccess(['empty_dir'])).filter((l) => l.startsWith('persistentvolumeclaims'))).toEqual([]);
+    expect(labels(requiredAccess(['existing_claim'])).filter((l) => l.startsWith('persistentvolumeclaims'))).toEqual([
+      'persistentvolumeclaims get',
+      'persistentvolumeclaims list',
+      'persistentvolumeclaims watch',
+    ]);
+    expect(labels(requiredAccess(['empty_dir'])).sort()).toEqual(labels(EXECUTOR_ACCESS.filter((c) => c.resource !== 'persistentvolumeclaims')).sort());
+  });
+
+  it('takes the union over profiles', () => {
+    expect(requiredAccess(['empty_dir', 'managed_pvc'])).toHaveLength(EXECUTOR_ACCESS.length);
+  });
+});
+
+describe('permissionsCheck', () => {
+  it('names exactly the denied permissions and the rule to add', () => {
+    const c = permissionsCheck('cluster: permissions', 'agents', EXECUTOR_ACCESS, [{ verb: 'delete', resource: 'pods', reason: undefined }], 'system:serviceaccount:agents:berth');
+    expect(c.ok).toBe(false);
+    expect(c.detail).toBe('system:serviceaccount:agents:berth may not pods delete in namespace agents');
+    expect(c.fix).toContain('add "delete" on "pods" to the Role bound to it in namespace agents');
+    expect(c.fix).toContain("sed 's/BERTH_NAMESPACE/agents/g' deploy/rbac.yaml | kubectl apply -f -");
+  });
+
+  it('groups several denials by resource and keeps the authorizer reason', () => {
+    const c = permissionsCheck('p', 'ns', EXECUTOR_ACCESS, [
+      { verb: 'get', resource: 'pods', subresource: 'exec', reason: 'no RBAC policy matched' },
+      { verb: 'create', resource: 'pods', subresource: 'exec', reason: 'no RBAC policy matched' },
+      { verb: 'watch', resource: 'events', reason: undefined },
+    ], null);
+    expect(c.detail).toBe('this identity may not pods/exec get, pods/exec create, events watch in namespace ns (no RBAC policy matched)');
+    expect(c.fix).toContain('add "get", "create" on "pods/exec"; "watch" on "events"');
+  });
+
+  it('passes when nothing is denied', () => {
+    expect(permissionsCheck('p', 'ns', EXECUTOR_ACCESS, [], 'me')).toEqual({ name: 'p', ok: true, detail: `all ${EXECUTOR_ACCESS.length} needed permissions granted in namespace ns to me` });
+  });
+});
+
+describe('connectionFix', () => {
+  it('points at the server address when nothing answers', () => {
+    const refused = new KubeApiError('get server version: cannot reach the API server: connect ECONNREFUSED 127.0.0.1:1', { reason: 'NetworkError', networkCode: 'ECONNREFUSED' });
+    expect(connectionFix(refused, where)).toBe(
+      'nothing answers at https://10.0.0.1:6443: is the cluster running, and is that the right address (the cluster\'s server in the kubeconfig, context "prod")? Check with: kubectl --context prod version',
+    );
+    expect(connectionFix(new KubeApiError('x', { reason: 'ClientTimeout' }), where)).toContain('nothing answers at');
+  });
+
+  it('tells rejected credentials and untrusted certificates apart', () => {
+    expect(connectionFix(new KubeApiError('x', { status: 401, reason: 'Unauthorized' }), where)).toContain('rejected the credentials of context "prod"');
+    expect(connectionFix(new KubeApiError('x', { reason: 'NetworkError', networkCode: 'DEPTH_ZERO_SELF_SIGNED_CERT' }), where)).toContain('certificate is not trusted');
+  });
+});
+
+describe('dryRunFix', () => {
+  const at = { profile: 'k8s', namespace: 'agents', executor: 'cluster' };
+  const forbidden = (message: string) => new KubeApiError(message, { status: 403, reason: 'Forbidden' });
+
+  it('names the Pod Security level and the template for a Pod Security refusal', () => {
+    const err = forbidden('dry-run create pod agents/berth-1: pods "berth-1" is forbidden: violates PodSecurity "restricted:latest": host namespaces (hostNetwork=true)');
+    expect(dryRunFix(err, 'Pod', at)).toBe(
+      'namespace agents enforces Pod Security "restricted": remove the settings named above from profiles.k8s.kubernetes.pod_template, or run these sessions in a namespace whose pod-security.kubernetes.io/enforce level allows them',
+    );
+  });
+
+  it('tells quota, webhook, missing namespace, RBAC and invalid objects apart', () => {
+    expect(dryRunFix(forbidden('x: exceeded quota: q, requested: pods=1'), 'Pod', at)).toContain('ResourceQuota of namespace agents');
+    expect(dryRunFix(forbidden('x: admission webhook "policy.example" denied the request'), 'Pod', at)).toContain('admission webhook');
+    expect(dryRunFix(new KubeApiError('x: namespaces "agents" not found', { status: 404, reason: 'NotFound' }), 'PVC', at)).toBe(
+      'create the namespace (kubectl create namespace agents) or fix executors.cluster.namespace',
+    );
+    expect(dryRunFix(forbidden('x: persistentvolumeclaims is forbidden: User "u" cannot create'), 'PVC', at)).toContain('grant "create" on "persistentvolumeclaims"');
+    expect(dryRunFix(new KubeApiError('x: Pod "p" is invalid: spec.containers[0].image: Required value', { status: 422, reason: 'Invalid' }), 'Pod', at)).toContain('correct the field it names');
+  });
+
+  it('names the profile when admission would change owned fields', () => {
+    expect(admissionFix('Pod', 'k8s')).toContain('profiles.k8s.kubernetes');
+  });
+});
+
+describe('defaultClassCheck', () => {
+  it('reports the default class the API server filled in, and fails without one', () => {
+    expect(defaultClassCheck('s', 'k8s', { spec: { storageClassName: 'standard' } })).toMatchObject({ ok: true, detail: expect.stringContaining('"standard"') as unknown });
+    const none = defaultClassCheck('s', 'k8s', { spec: {} });
+    expect(none.ok).toBe(false);
+    expect(none.fix).toContain('profiles.k8s.kubernetes.workspace.storage_class');
+  });
+});
+
+describe('warningChecks and kubeconfigSource', () => {
+  it('makes one non-failing warn line per warning', () => {
+    expect(warningChecks('k8s: security', [{ path: 'profiles.k8s.kubernetes.pod_template.spec.hostPID', message: 'the Pod shares the node process namespace' }])).toEqual([
+      { name: 'k8s: security', ok: true, warn: true, detail: 'profiles.k8s.kubernetes.pod_template.spec.hostPID: the Pod shares the node process namespace (allowed; Berth does not strip it)' },
+    ]);
+    expect(warningChecks('s', [])).toMatchObject([{ ok: true }]);
+    expect(warningChecks('s', [])[0]?.warn).toBeUndefined();
+  });
+
+  it('says where the kubeconfig comes from', () => {
+    const conn: KubernetesConnection = { authMode: 'kubeconfig', kubeconfigPath: null, kubeContext: null, namespace: 'a', requestTimeoutSeconds: 30 };
+    expect(kubeconfigSource({ ...conn, kubeconfigPath: '/k' }, {})).toBe('/k');
+    expect(kubeconfigSource(conn, { KUBECONFIG: '/a:/b' })).toBe('$KUBECONFIG (/a:/b)');
+    expect(kubeconfigSource(conn, {})).toBe('~/.kube/config');
+    expect(kubeconfigSource({ ...conn, authMode: 'in_cluster' }, {})).toBe('in-cluster service account');
+  });
+});

@@ -1,0 +1,175 @@
+/**
+ * The Kubernetes executor: one Pod (+ PVC) per session, reached only through the Kubernetes API
+ * (exec for the bootstrap, port-forward for agentctl). Fresh launches run `storage`, `pod_ready`,
+ * `bootstrap`, `agentctl_connect`; a recorded instance is reconnected, or (after a stop, or when its
+ * Pod is gone) given a new Pod on the same claim, built from the session's profile snapshot.
+ * Connection settings are the *current* executor config; a recorded session keeps its *recorded*
+ * namespace (spec §2.1 trust rule).
+ * @module
+ */
+import { KeyedLock } from '../../shared/locks.js';
+import { silentLogger, type Logger } from '../../shared/logger.js';
+import { errorMessage } from '../../shared/errors.js';
+import type { CreateInstanceRequest, Executor, ExecutorInstance, InstanceStatus, RefreshRequest, StopOptions, StopTarget } from '../executor.js';
+import { LaunchError } from '../executor.js';
+import { AgentctlArtifacts, type AgentctlArtifactPaths } from './artifacts.js';
+import { resourceNames, validateIdentity, type ProbeResult, type ResourceIdentity } from './compose/index.js';
+import { decodeProfileSnapshot, profileHash, templateHash } from './config/index.js';
+import { createKubeClient, getPod, type KubeClient } from './kube/index.js';
+import { defaultRandom, KubeLaunchState } from './launch/context.js';
+import { freshLaunch } from './launch/fresh.js';
+import { reviveLaunch } from './launch/revive.js';
+import { identityOf, type KubernetesMetadata } from './metadata.js';
+import { PROFILE_SETTING, recordedMetadata, stopKubernetesInstance } from './stop.js';
+import { LABEL, LABEL_VALUE } from './constants.js';
+import { PodWatches } from './pod-watch.js';
+import type { KubernetesConnection, KubernetesProfile } from './types.js';
+
+export interface KubernetesExecutorOptions {
+  name: string;
+  connection: KubernetesConnection;
+  artifacts: AgentctlArtifactPaths;
+  logger?: Logger;
+  /** Where `$KUBECONFIG` and `$HOME` are read from. @default process.env */
+  env?: NodeJS.ProcessEnv;
+}
+
+export class KubernetesExecutor implements Executor {
+  readonly name: string;
+  readonly #opts: KubernetesExecutorOptions;
+  readonly #log: Logger;
+  readonly #artifacts: AgentctlArtifacts;
+  readonly #probes = new Map<string, ProbeResult>();
+  readonly #locks = new KeyedLock();
+  #client: KubeClient | null = null;
+  readonly #watches: PodWatches;
+
+  constructor(opts: KubernetesExecutorOptions) {
+    this.name = opts.name;
+    this.#opts = opts;
+    this.#log = opts.logger ?? silentLogger;
+    this.#artifacts = new AgentctlArtifacts(opts.artifacts);
+    this.#watches = new PodWatches(() => this.client, `${LABEL.managedBy}=${LABEL_VALUE.managedBy},${LABEL.executor}=${opts.name}`, this.#log);
+  }
+
+  /** The cluster client, built on first use from the current connection settings. */
+  get client(): KubeClient {
+    this.#client ??= createKubeClient(this.#opts.connection, { ...(this.#opts.env ? { env: this.#opts.env } : {}) });
+    return this.#client;
+  }
+
+  createInstance(req: CreateInstanceRequest): Promise<ExecutorInstance> {
+    return this.#locks.run(req.identity.instanceId, async () => {
+      const profile = this.#profile(req);
+      if (req.previous === undefined) return freshLaunch(this.#state(req, profile, this.#freshMeta(req, profile)));
+      const { meta } = this.#recorded(req.previous.metadata, req.identity.instanceId);
+      return reviveLaunch(this.#state(req, profile, meta), { secrets: req.previous.secrets, explainReplacement: false });
+    });
+  }
+
+  refreshInstance(instance: ExecutorInstance, req: RefreshRequest): Promise<ExecutorInstance> {
+    return this.#locks.run(instance.identity.instanceId, async () => {
+      await instance.close();
+      const full: CreateInstanceRequest = { ...req, identity: instance.identity, repository: {}, previous: { metadata: instance.metadata, secrets: instance.secrets } };
+      const { meta } = this.#recorded(instance.metadata, instance.identity.instanceId);
+      return reviveLaunch(this.#state(full, this.#profile(full), meta), { secrets: instance.secrets, explainReplacement: true });
+    });
+  }
+
+  stopInstance(target: StopTarget, opts: StopOptions): Promise<void> {
+    return this.#locks.run(target.identity.instanceId, () => stopKubernetesInstance(this.client, target, opts, this.#log));
+  }
+
+  async status(target: StopTarget): Promise<InstanceStatus> {
+    const { meta } = recordedMetadata(target.metadata);
+    let pod;
+    try {
+      pod = await getPod(this.client, meta.namespace, meta.podName, AbortSignal.timeout(5000));
+    } catch (err) {
+      return { liveness: 'unreachable', detail: `cannot read Pod ${meta.namespace}/${meta.podName}: ${errorMessage(err)}` };
+    }
+    const where = `Pod ${meta.namespace}/${meta.podName}`;
+    if (pod === undefined) return { liveness: meta.workspaceMode === 'empty_dir' ? 'missing' : 'stopped', detail: `${where} does not exist` };
+    if (pod.metadata?.uid !== meta.podUid) return { liveness: 'missing', detail: `${where} was replaced by another object (UID ${pod.metadata?.uid ?? '?'})` };
+    const phase = pod.status?.phase ?? 'Unknown';
+    if (pod.metadata?.deletionTimestamp || phase === 'Failed' || phase === 'Succeeded') return { liveness: 'stopped', detail: `${where} is ${pod.metadata?.deletionTimestamp ? 'being deleted' : phase}` };
+    const restarts = pod.status?.containerStatuses?.find((c) => c.name === meta.mainContainer)?.restartCount ?? 0;
+    if (meta.restartCount !== null && restarts > meta.restartCount) {
+      // agentctl is the main container's process: a restart since Berth connected took it (and the agent) down
+      return { liveness: 'stopped', detail: `${where}: its main container restarted (${restarts} restarts, ${meta.restartCount} when Berth connected), and agentctl with it` };
+    }
+    return { liveness: 'running', detail: `${where} is ${phase} on ${pod.spec?.nodeName ?? 'no node yet'}` };
+  }
+
+  /** One label-selected Pod watch per namespace serves every watched session (spec §7.3). */
+  watchInstance(target: StopTarget, onTrouble: (reason: string, message: string) => void): () => void {
+    const { meta } = recordedMetadata(target.metadata);
+    if (meta.podUid === null) return () => undefined;
+    return this.#watches.watch(meta.namespace, { podName: meta.podName, podUid: meta.podUid, mainContainer: meta.mainContainer, restartCount: meta.restartCount }, (t) =>
+      onTrouble(t.reason, t.message),
+    );
+  }
+
+  close(): Promise<void> {
+    this.#watches.close();
+    return Promise.resolve();
+  }
+
+  #state(req: CreateInstanceRequest, profile: KubernetesProfile, meta: KubernetesMetadata): KubeLaunchState {
+    const env = { executorName: this.name, connection: this.#opts.connection, client: this.client, artifacts: this.#artifacts, probes: this.#probes, log: this.#log, random: defaultRandom };
+    return new KubeLaunchState(env, req, profile, identityOf(meta), meta);
+  }
+
+  #profile(req: Pick<CreateInstanceRequest, 'profile'>): KubernetesProfile {
+    const snapshot = req.profile.settings[PROFILE_SETTING];
+    if (snapshot === undefined) throw new LaunchError('initialize', 'ProfileMissing', `the session records no Kubernetes profile (launch it with a profile of executor '${this.name}')`);
+    try {
+      return decodeProfileSnapshot(snapshot);
+    } catch (err) {
+      throw new LaunchError('initialize', 'ProfileInvalid', `the session's recorded Kubernetes profile cannot be read: ${errorMessage(err)}`, { cause: err });
+    }
+  }
+
+  #freshMeta(req: CreateInstanceRequest, profile: KubernetesProfile): KubernetesMetadata {
+    const identity: ResourceIdentity = {
+      instanceId: req.identity.instanceId,
+      sessionId: req.identity.sessionId,
+      executor: this.name,
+      profile: req.profile.profile ?? this.name,
+    };
+    try {
+      validateIdentity(identity);
+    } catch (err) {
+      throw new LaunchError('initialize', 'InvalidIdentity', errorMessage(err), { cause: err });
+    }
+    return {
+      ...identity,
+      namespace: this.#opts.connection.namespace,
+      mainContainer: profile.mainContainer,
+      platform: profile.platform,
+      workspaceMode: profile.workspace.mode,
+      podName: resourceNames(identity.instanceId).pod,
+      podUid: null,
+      pvcName: null,
+      pvcUid: null,
+      pvcCreated: false,
+      remotePort: null,
+      restartCount: null,
+      agentctlFlavor: null,
+      profileHash: profileHash(profile),
+      templateHash: templateHash(profile),
+      pendingCreateDigest: null,
+    };
+  }
+
+  #recorded(metadata: Readonly<Record<string, string>>, instanceId: string): { meta: KubernetesMetadata } {
+    let meta: KubernetesMetadata;
+    try {
+      meta = recordedMetadata(metadata).meta;
+    } catch (err) {
+      throw new LaunchError('initialize', 'InventoryInvalid', errorMessage(err), { cause: err });
+    }
+    if (meta.instanceId !== instanceId) throw new LaunchError('initialize', 'InstanceMismatch', `recorded instance ${meta.instanceId} is not ${instanceId}`);
+    return { meta };
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * The Pod and PVC calls of the executor: get (absent → undefined), create (optionally a
+ * server-side dry run, for doctor), and delete by UID + resourceVersion preconditions followed by
+ * a watch until the object is gone (NotFound, or the name now belongs to another UID).
+ * @module
+ */
+import type { V1ObjectMeta, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type { KubeClient } from './client.js';
+import { KubeApiError, isConflict, isNotFound } from './errors.js';
+import { watchPod, watchPvc } from './watch.js';
+import type { ObjectEvent } from './watch.js';
+
+export interface CreateOptions {
+  /** Server-side dry run (`dryRun=All`): admission runs, nothing is stored. */
+  dryRun?: boolean;
+  signal?: AbortSignal;
+}
+
+/** What a delete must find to go ahead (an object changed since it was read is left alone). */
+export interface DeletePreconditions {
+  uid: string;
+  /** Omit to delete whatever version carries `uid`. */
+  resourceVersion?: string;
+}
+
+/** `deleted`: this call deleted it; `absent`: nothing by that name existed. Both: it is gone now. */
+export type DeleteOutcome = 'deleted' | 'absent';
+
+export async function getPod(client: KubeClient, namespace: string, name: string, signal?: AbortSignal): Promise<V1Pod | undefined> {
+  return orUndefined(client.request(`get pod ${namespace}/${name}`, signal, (o) => client.core.readNamespacedPod({ namespace, name }, o)));
+}
+
+export function createPod(client: KubeClient, namespace: string, pod: V1Pod, opts: CreateOptions = {}): Promise<V1Pod> {
+  const action = `${opts.dryRun ? 'dry-run create' : 'create'} pod ${namespace}/${pod.metadata?.name ?? pod.metadata?.generateName ?? '?'}`;
+  return client.request(action, opts.signal, (o) =>
+    client.core.createNamespacedPod({ namespace, body: pod, dryRun: opts.dryRun ? 'All' : undefined }, o),
+  );
+}
+
+export async function getPvc(client: KubeClient, namespace: string, name: string, signal?: AbortSignal): Promise<V1PersistentVolumeClaim | undefined> {
+  return orUndefined(
+    client.request(`get pvc ${namespace}/${name}`, signal, (o) => client.core.readNamespacedPersistentVolumeClaim({ namespace, name }, o)),
+  );
+}
+
+export function createPvc(client: KubeClient, namespace: string, pvc: V1PersistentVolumeClaim, opts: CreateOptions = {}): Promise<V1PersistentVolumeClaim> {
+  const action = `${opts.dryRun ? 'dry-run create' : 'create'} pvc ${namespace}/${pvc.metadata?.name ?? '?'}`;
+  return client.request(action, opts.signal, (o) =>
+    client.core.createNamespacedPersistentVolumeClaim({ namespace, body: pvc, dryRun: opts.dryRun ? 'All' : undefined }, o),
+  );
+}
+
+/**
+ * Deletes the Pod (grace 0) only if it still has `preconditions`, then waits until it is gone.
+ * `signal` bounds the whole call, the wait included.
+ * @throws KubeApiError reason `Conflict` when the Pod changed (another UID or resourceVersion);
+ *   reason `ClientTimeout`/`Aborted` when `signal` fired before the Pod was gone.
+ */
+export async function deletePod(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  preconditions: DeletePreconditions,
+  signal: AbortSignal,
+): Promise<DeleteOutcome> {
+  const action = `delete pod ${namespace}/${name}`;
+  try {
+    await client.request(action, signal, (o) =>
+      client.core.deleteNamespacedPod(
+        // Background: a Pod has no dependents to wait for, and Foreground would make the delete
+        // wait for the garbage collector to drop its finalizer.
+        { namespace, name, gracePeriodSeconds: 0, propagationPolicy: 'Background', body: { preconditions } },
+        o,
+      ),
+    );
+  } catch (err) {
+    return deleteFailed(err, action, preconditions);
+  }
+  await waitGone(action, preconditions.uid, signal, (onEvent, inner) => watchPod(client, namespace, name, onEvent, inner));
+  return 'deleted';
+}
+
+/**
+ * Deletes the PVC only if it still has `preconditions`, then waits until it is gone (a PVC in use
+ * by a Pod stays until that Pod is gone: `kubernetes.io/pvc-protection`). Same errors as deletePod.
+ */
+export async function deletePvc(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  preconditions: DeletePreconditions,
+  signal: AbortSignal,
+): Promise<DeleteOutcome> {
+  const action = `delete pvc ${namespace}/${name}`;
+  try {
+    await client.request(action, signal, (o) =>
+      client.core.deleteNamespacedPersistentVolumeClaim({ namespace, name, propagationPolicy: 'Background', body: { preconditions } }, o),
+    );
+  } catch (err) {
+    return deleteFailed(err, action, preconditions);
+  }
+  await waitGone(action, preconditions.uid, signal, (onEvent, inner) => watchPvc(client, namespace, name, onEvent, inner));
+  return 'deleted';
+}
+
+function deleteFailed(err: unknown, action: string, preconditions: DeletePreconditions): DeleteOutcome {
+  if (isNotFound(err)) return 'absent';
+  if (isConflict(err)) {
+    // the API's message names both UIDs (kept readable by sanitize(): a UID is not a secret)
+    const expected = preconditions.resourceVersion ? 'UID and resourceVersion' : 'UID';
+    throw new KubeApiError(`${action}: not deleted: the object changed since it was read (its ${expected} no longer match): ${(err as Error).message}`, {
+      status: 409,
+      reason: 'Conflict',
+      cause: err,
+    });
+  }
+  throw err;
+}
+
+/** Resolves once the object with `uid` is gone; the watch reports each state change. */
+async function waitGone<T extends { metadata?: V1ObjectMeta }>(
+  action: string,
+  uid: string,
+  signal: AbortSignal,
+  watch: (onEvent: (event: ObjectEvent<T>) => void, inner: AbortSignal) => Promise<void>,
+): Promise<void> {
+  const inner = new AbortController();
+  const stop = (): void => inner.abort();
+  signal.addEventListener('abort', stop, { once: true });
+  let gone = false;
+  let last: T | undefined;
+  try {
+    await watch((event) => {
+      const sameObject = event.object?.metadata?.uid === uid;
+      if (event.type === 'DELETED' ? sameObject : !sameObject) {
+        gone = true; // deleted, absent, or the name now belongs to a replacement
+        inner.abort();
+      } else {
+        last = event.object;
+      }
+    }, inner.signal);
+  } finally {
+    signal.removeEventListener('abort', stop);
+  }
+  if (gone) return;
+  const finalizers = last?.metadata?.finalizers ?? [];
+  const still = `still present${finalizers.length > 0 ? ` (finalizers: ${finalizers.join(', ')})` : ''}`;
+  const timedOut = signal.reason instanceof Error && signal.reason.name === 'TimeoutError';
+  throw new KubeApiError(`${action}: ${still} when the wait ended`, { reason: timedOut ? 'ClientTimeout' : 'Aborted', cause: signal.reason });
+}
+
+async function orUndefined<T>(call: Promise<T>): Promise<T | undefined> {
+  try {
+    return await call;
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}

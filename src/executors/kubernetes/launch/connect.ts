@@ -1,0 +1,150 @@
+/**
+ * Stage `agentctl_connect` (spec §6): a supervised port-forward to the control port, health polled
+ * through it (forwards to a port nobody listens on yet fail per connection, the listener stays),
+ * the nonce traded for a token, the instance created (an ambiguous create is reconciled by the
+ * client), a forward to the instance port, and its health. Also the reconnect of a running Pod:
+ * the recorded token first, the recorded nonce only when agentctl restarted.
+ * @module
+ */
+import { ControlClient, isAgentctlHttpError, type InstanceClient } from '../../../client/index.js';
+import { errorMessage } from '../../../shared/errors.js';
+import { httpFetch } from '../../../shared/http-fetch.js';
+import { LaunchError } from '../../executor.js';
+import { AGENTCTL_PORT, PATH, STAGE } from '../constants.js';
+import { openForward, type KubeClient, type PortForwardSession } from '../kube/index.js';
+
+const HEALTH_PROBE_MS = 1500;
+
+export interface AgentctlTarget {
+  client: KubeClient;
+  namespace: string;
+  pod: string;
+  instanceId: string;
+  /** Env of every process the instance starts (profile + launch env + approved secrets). */
+  instanceEnv: Record<string, string>;
+  labels: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+export interface Connected {
+  control: ControlClient;
+  client: InstanceClient;
+  token: string;
+  instancePort: number;
+  /** The control and instance forwards; closed together by the instance's close(). */
+  forwards: PortForwardSession[];
+}
+
+function localUrl(f: PortForwardSession): string {
+  return `http://${f.localAddress}:${f.localPort}`;
+}
+
+/** Opens the control forward and its client (with `token` when one is known). */
+async function controlForward(t: AgentctlTarget, token?: string): Promise<{ forward: PortForwardSession; control: ControlClient }> {
+  const forward = await openForward(t.client, { namespace: t.namespace, pod: t.pod, port: AGENTCTL_PORT });
+  const control = new ControlClient({ baseUrl: localUrl(forward), fetch: httpFetch, timeoutMs: 30_000, ...(token !== undefined ? { token } : {}) });
+  return { forward, control };
+}
+
+/**
+ * Polls /health through the forward until agentctl answers (or `failure` / the signal ends the
+ * wait). Each probe is one attempt (the client's own retry backoff would sleep 100 ms, then 200 ms,
+ * between refused probes while agentctl is a few ms from listening), 25 ms apart for the first
+ * second, then backing off to 250 ms.
+ */
+export async function waitControlHealthy(forwardUrl: string, opts: { signal?: AbortSignal; failure?: Promise<never>; timeoutMs: number }): Promise<void> {
+  const probe = new ControlClient({ baseUrl: forwardUrl, fetch: httpFetch, timeoutMs: HEALTH_PROBE_MS, retry: { attempts: 1 } });
+  const started = Date.now();
+  const deadline = started + opts.timeoutMs;
+  let last: unknown = null;
+  for (;;) {
+    opts.signal?.throwIfAborted();
+    try {
+      await probe.health({ timeoutMs: HEALTH_PROBE_MS, signal: AbortSignal.timeout(HEALTH_PROBE_MS + 500) });
+      return;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) {
+      throw new LaunchError(STAGE.agentctlConnect, 'AgentctlUnhealthy', `agentctl did not answer within ${Math.round(opts.timeoutMs / 1000)} s (last error: ${errorMessage(last)})`);
+    }
+    const delay = Date.now() - started < 1000 ? 25 : 250;
+    const pause = new Promise((r) => setTimeout(r, delay));
+    await (opts.failure ? Promise.race([pause, opts.failure]) : pause);
+  }
+}
+
+/** Creates the instance (same id on every call) and connects its forward and client. */
+async function attachInstance(t: AgentctlTarget, control: ControlClient): Promise<{ client: InstanceClient; port: number; forward: PortForwardSession }> {
+  const info = await control.createInstance(
+    { id: t.instanceId, workspace_path: PATH.workspace, env: t.instanceEnv, labels: t.labels },
+    { ...(t.signal ? { signal: t.signal } : {}) },
+  );
+  return openInstance(t, control, info);
+}
+
+async function openInstance(t: AgentctlTarget, control: ControlClient, info: { id: string; port: number }): Promise<{ client: InstanceClient; port: number; forward: PortForwardSession }> {
+  const forward = await openForward(t.client, { namespace: t.namespace, pod: t.pod, port: info.port });
+  try {
+    const client = control.instance(info, { baseUrl: localUrl(forward) });
+    await client.health({ ...(t.signal ? { signal: t.signal } : {}) });
+    return { client, port: info.port, forward };
+  } catch (err) {
+    await forward.close();
+    throw err;
+  }
+}
+
+/** Fresh agentctl (just started with `nonce`): health, handshake, instance. */
+export async function connectFresh(t: AgentctlTarget, nonce: string, opts: { failure?: Promise<never>; timeoutMs: number }): Promise<Connected> {
+  const { forward, control } = await controlForward(t);
+  const forwards = [forward];
+  try {
+    await waitControlHealthy(localUrl(forward), { ...opts, ...(t.signal ? { signal: t.signal } : {}) });
+    const token = await control.handshake(nonce, { ...(t.signal ? { signal: t.signal } : {}) });
+    const inst = await attachInstance(t, control);
+    forwards.push(inst.forward);
+    return { control, client: inst.client, token, instancePort: inst.port, forwards };
+  } catch (err) {
+    await Promise.allSettled(forwards.map((f) => f.close()));
+    throw err;
+  }
+}
+
+/**
+ * Reconnects to agentctl in a running Pod: the recorded token on the control API (the instance
+ * is re-read, or re-created with the same id if agentctl lost it); when the token is rejected,
+ * agentctl restarted (a container restart) and the recorded nonce — not consumed by the new
+ * process yet — is traded again. `restarted` tells which; `recreated`: the instance had to be
+ * created again (its processes are gone either way).
+ */
+export async function reconnect(
+  t: AgentctlTarget,
+  secrets: { authToken: string; bootstrapNonce: string },
+  opts: { timeoutMs: number },
+): Promise<Connected & { restarted: boolean; recreated: boolean }> {
+  const { forward, control } = await controlForward(t, secrets.authToken);
+  const forwards = [forward];
+  try {
+    await waitControlHealthy(localUrl(forward), { timeoutMs: opts.timeoutMs, ...(t.signal ? { signal: t.signal } : {}) });
+    let token = secrets.authToken;
+    let restarted = false;
+    let info: { id: string; port: number } | null = null;
+    try {
+      info = await control.getInstance(t.instanceId, { ...(t.signal ? { signal: t.signal } : {}) });
+    } catch (err) {
+      if (isAgentctlHttpError(err) && err.status === 401) {
+        token = await control.handshake(secrets.bootstrapNonce, { ...(t.signal ? { signal: t.signal } : {}) });
+        restarted = true;
+      } else if (!(isAgentctlHttpError(err) && err.status === 404)) {
+        throw err;
+      }
+    }
+    const inst = info !== null ? await openInstance(t, control, info) : await attachInstance(t, control);
+    forwards.push(inst.forward);
+    return { control, client: inst.client, token, instancePort: inst.port, forwards, restarted, recreated: info === null };
+  } catch (err) {
+    await Promise.allSettled(forwards.map((f) => f.close()));
+    throw err;
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * What every launch stage of the Kubernetes executor shares: the request, the cluster client, the
+ * parsed profile and identity, the inventory metadata as it grows, and a record of exactly what
+ * *this* launch created (the only things its rollback may delete).
+ * @module
+ */
+import { randomBytes } from 'node:crypto';
+import type { V1Container, V1ObjectMeta, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import { errorMessage } from '../../../shared/errors.js';
+import type { Logger } from '../../../shared/logger.js';
+import { sanitize } from '../../../shared/sanitize.js';
+import type { CreateInstanceRequest, StageEvent } from '../../executor.js';
+import { isLaunchError, LaunchError } from '../../executor.js';
+import type { AgentctlArtifacts } from '../artifacts.js';
+import { createNonceDigest, type ProbeResult, type ResourceIdentity } from '../compose/index.js';
+import { ANNOTATION } from '../constants.js';
+import type { KubeClient } from '../kube/index.js';
+import { encodeKubernetesMetadata, type KubernetesMetadata } from '../metadata.js';
+import type { KubernetesConnection, KubernetesProfile } from '../types.js';
+
+/** What the executor hands every launch. */
+export interface KubeLaunchEnv {
+  executorName: string;
+  connection: KubernetesConnection;
+  client: KubeClient;
+  artifacts: AgentctlArtifacts;
+  /** What each image's probe found (launch/pod-bootstrap.ts); shared by the executor's launches. */
+  probes: Map<string, ProbeResult>;
+  log: Logger;
+  /** Source of create nonces and the bootstrap nonce (tests may fix it). */
+  random: (size: number) => Uint8Array;
+}
+
+export const defaultRandom = (size: number): Uint8Array => randomBytes(size);
+
+/** An object this launch created (its rollback deletes it by UID). */
+export interface CreatedObject {
+  name: string;
+  uid: string;
+}
+
+export class KubeLaunchState {
+  meta: KubernetesMetadata;
+  createdPvc: CreatedObject | null = null;
+  createdPod: CreatedObject | null = null;
+  /** The Pod as last seen (created, then admitted, then from the watch). */
+  pod: V1Pod | null = null;
+  pvc: V1PersistentVolumeClaim | null = null;
+
+  constructor(
+    readonly env: KubeLaunchEnv,
+    readonly req: CreateInstanceRequest,
+    readonly profile: KubernetesProfile,
+    readonly identity: ResourceIdentity,
+    meta: KubernetesMetadata,
+  ) {
+    this.meta = meta;
+  }
+
+  get client(): KubeClient {
+    return this.env.client;
+  }
+
+  get namespace(): string {
+    return this.meta.namespace;
+  }
+
+  get signal(): AbortSignal | undefined {
+    return this.req.signal;
+  }
+
+  /** The template's main container (validated to exist when the profile was parsed). */
+  get mainContainer(): V1Container | undefined {
+    return this.profile.template.spec?.containers.find((c) => c.name === this.profile.mainContainer);
+  }
+
+  /** Durably records the current metadata at `state` (spec §4.1: right after each side effect). */
+  checkpoint(state: string): Promise<void> {
+    return this.req.checkpointRuntimeInventory({ state, metadata: encodeKubernetesMetadata(this.meta, state) });
+  }
+
+  /**
+   * Durably records, before a create, the object about to be created: its name is in the metadata
+   * already, its create nonce goes in as a digest (spec §4.1 leaves a crash between a committed
+   * create and its checkpoint to leak the object; Berth records the intent first).
+   */
+  checkpointPending(state: string, desired: { metadata?: V1ObjectMeta }): Promise<void> {
+    const nonce = desired.metadata?.annotations?.[ANNOTATION.createNonce];
+    if (nonce === undefined) throw new Error(`checkpoint ${state}: the object to create carries no create nonce`);
+    this.meta = { ...this.meta, pendingCreateDigest: createNonceDigest(nonce) };
+    return this.checkpoint(state);
+  }
+
+  report(event: Omit<StageEvent, 'at'>): void {
+    try {
+      this.req.onStage({ ...event, at: new Date() });
+    } catch {
+      // onStage must not throw; a listener bug must not fail the launch
+    }
+  }
+
+  /** Runs one stage with start/end events; any failure becomes a LaunchError naming the stage. */
+  async stage<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    this.report({ stage: name, status: 'running' });
+    try {
+      const out = await fn();
+      this.report({ stage: name, status: 'succeeded' });
+      return out;
+    } catch (err) {
+      const launchErr = isLaunchError(err) ? err : new LaunchError(name, reasonOf(err), `${name}: ${sanitize(errorMessage(err))}`, { cause: err });
+      this.report({ stage: name, status: 'failed', reason: launchErr.reason, message: launchErr.message });
+      throw launchErr;
+    }
+  }
+}
+
+function reasonOf(err: unknown): string {
+  const reason = (err as { reason?: unknown }).reason;
+  return typeof reason === 'string' && /^[A-Za-z][A-Za-z0-9]*$/.test(reason) ? reason : 'Error';
+}

@@ -1,0 +1,42 @@
+/**
+ * The Pod and managed PVC a session creates, composed from its profile and identity, each with a
+ * fresh create nonce: one definition shared by the launch stages (`storage`, `pod_ready`) and
+ * `berth doctor`'s server-side dry-run, so doctor admits exactly what a launch would create.
+ * @module
+ */
+import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import { composePod, composePvc, createNonce, resourceNames, type RandomSource, type ResourceIdentity } from '../compose/index.js';
+import type { KubernetesProfile } from '../types.js';
+
+export interface DesiredInput {
+  profile: KubernetesProfile;
+  identity: ResourceIdentity;
+  namespace: string;
+  random: RandomSource;
+}
+
+/** The managed_pvc claim (named from the instance id). Throws a ComposeFieldError for another mode. */
+export function desiredPvc(input: DesiredInput): V1PersistentVolumeClaim {
+  return composePvc({
+    workspace: input.profile.workspace,
+    identity: input.identity,
+    namespace: input.namespace,
+    name: resourceNames(input.identity.instanceId).pvc,
+    createNonce: createNonce(input.random),
+  });
+}
+
+/**
+ * The session Pod under `name` (the instance's name, or the recorded one for a replacement);
+ * `managedPvcName` is the claim Berth created (managed_pvc), null otherwise.
+ */
+export function desiredPod(input: DesiredInput, name: string, managedPvcName: string | null): V1Pod {
+  return composePod({
+    profile: input.profile,
+    identity: input.identity,
+    namespace: input.namespace,
+    name,
+    managedPvcName,
+    createNonce: createNonce(input.random),
+  });
+}

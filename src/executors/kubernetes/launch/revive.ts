@@ -1,0 +1,138 @@
+/**
+ * A recorded instance brought back: reconnect to its running Pod (recorded token, or the recorded
+ * nonce when agentctl restarted), or — after a stop, or when the Pod is gone — a new Pod under the
+ * recorded name, built from the recorded profile snapshot on the same claim, bootstrapped without a
+ * clone (the workspace is as the agent left it). A same-name Pod with another UID is never touched.
+ * @module
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import { withRollbackErrors } from '../../../shared/errors.js';
+import type { ExecutorInstance, InstanceSecrets } from '../../executor.js';
+import { isLaunchError, LaunchError } from '../../executor.js';
+import { META, STAGE } from '../constants.js';
+import { ownershipLabelProblems, ownershipLabels } from '../compose/index.js';
+import { deleteAll, deleteEach } from '../cleanup.js';
+import { getPod, getPvc } from '../kube/index.js';
+import { pendingTarget } from '../pending.js';
+import { POD_AGENTCTL } from '../artifacts.js';
+import { reconnect } from './connect.js';
+import type { KubeLaunchState } from './context.js';
+import { buildInstance, instanceEnv } from './instance.js';
+import { startPod } from './start-pod.js';
+
+const RECONNECT_TIMEOUT_MS = 15_000;
+
+export interface ReviveOptions {
+  secrets: InstanceSecrets;
+  /**
+   * A refresh of a ready session: a Pod that is gone or failed is replaced as on a resume, and the
+   * reason (PodDeleted, PodEvicted …) is reported first.
+   */
+  explainReplacement: boolean;
+}
+
+export async function reviveLaunch(l: KubeLaunchState, opts: ReviveOptions): Promise<ExecutorInstance> {
+  await removePendingPod(l);
+  const pod = await getPod(l.client, l.namespace, l.meta.podName, l.signal);
+  if (pod !== undefined && pod.metadata?.uid !== l.meta.podUid) {
+    throw new LaunchError(
+      'initialize',
+      'PodReplaced',
+      `Pod ${l.namespace}/${l.meta.podName} is not the one Berth recorded (UID ${pod.metadata?.uid ?? '?'}): another object took its name, so Berth does not touch it`,
+    );
+  }
+  if (pod !== undefined && pod.metadata?.uid === l.meta.podUid && usable(pod)) return reattach(l, pod, opts.secrets);
+  const gone = whyGone(pod);
+  const noticedAt = new Date().toISOString();
+  if (l.meta.workspaceMode === 'empty_dir') {
+    // nothing is created: a new Pod would start with an empty workspace, as if the work were still there
+    throw new LaunchError('initialize', 'WorkspaceLost', `the Pod ${l.namespace}/${l.meta.podName} is gone (${gone.reason}: ${gone.message}) and its workspace was an emptyDir: the work is lost`);
+  }
+  // Say why before the new Pod's stages run: a replacement is no silent relaunch.
+  if (opts.explainReplacement) l.report({ stage: STAGE.podReady, status: 'waiting', reason: gone.reason, message: `${gone.message}; creating a new one on the same volume` });
+  if (pod !== undefined && pod.metadata?.uid === l.meta.podUid) {
+    // our Pod, but failed or finishing: it goes first (verified by UID and labels)
+    await deleteAll(l.client, [{ kind: 'Pod', namespace: l.namespace, name: l.meta.podName, uid: l.meta.podUid ?? '', labels: ownershipLabels(l.identity) }], AbortSignal.timeout(60_000), 'refuse');
+  }
+  const instance = await replace(l, opts.secrets);
+  return { ...instance, replaced: { reason: gone.reason, message: gone.message, at: noticedAt } };
+}
+
+/**
+ * A replacement Pod whose create an earlier resume did not live to record (its row was left at
+ * `pod_creating`, then stopped): found by its create nonce's digest, it is deleted first, so the new
+ * Pod can take the name. A same-name object that is not it is left to the check below (PodReplaced).
+ */
+async function removePendingPod(l: KubeLaunchState): Promise<void> {
+  if (l.meta.pendingCreateDigest === null) return;
+  const deadline = AbortSignal.timeout(60_000);
+  const target = await pendingTarget(l.client, l.meta, recordedState(l.req.previous?.metadata ?? {}), deadline, l.env.log);
+  if (target !== null) await deleteAll(l.client, [target], deadline, 'refuse');
+  l.meta = { ...l.meta, pendingCreateDigest: null };
+}
+
+/** Why the recorded Pod cannot be reattached: deleted, evicted, failed, finished or being deleted. */
+function whyGone(pod: V1Pod | undefined): { reason: string; message: string } {
+  if (pod === undefined) return { reason: 'PodDeleted', message: "the session's Pod was deleted" };
+  if (pod.metadata?.deletionTimestamp) return { reason: 'PodDeleting', message: "the session's Pod is being deleted" };
+  const reason = pod.status?.reason;
+  if (pod.status?.phase === 'Failed') return { reason: reason === 'Evicted' ? 'PodEvicted' : 'PodFailed', message: `the session's Pod failed${reason ? ` (${reason}${pod.status?.message ? `: ${pod.status.message}` : ''})` : ''}` };
+  return { reason: 'PodCompleted', message: "the session's Pod completed" };
+}
+
+function usable(pod: V1Pod): boolean {
+  return !pod.metadata?.deletionTimestamp && pod.status?.phase !== 'Failed' && pod.status?.phase !== 'Succeeded';
+}
+
+function restartCountOf(l: KubeLaunchState, pod: V1Pod): number {
+  return pod.status?.containerStatuses?.find((s) => s.name === l.profile.mainContainer)?.restartCount ?? 0;
+}
+
+/** The recorded Pod runs: verify its labels, reconnect to agentctl in it. */
+async function reattach(l: KubeLaunchState, pod: V1Pod, secrets: InstanceSecrets): Promise<ExecutorInstance> {
+  const problems = ownershipLabelProblems(pod.metadata?.labels, ownershipLabels(l.identity));
+  if (problems.length > 0) throw new LaunchError('initialize', 'OwnershipMismatch', `Pod ${l.namespace}/${l.meta.podName}: ${problems.join('; ')}; not reconnecting`);
+  const c = await l.stage(STAGE.agentctlConnect, () =>
+    reconnect(
+      { client: l.client, namespace: l.namespace, pod: l.meta.podName, instanceId: l.identity.instanceId, instanceEnv: instanceEnv(l.req), labels: {}, ...(l.signal ? { signal: l.signal } : {}) },
+      secrets,
+      { timeoutMs: RECONNECT_TIMEOUT_MS },
+    ),
+  );
+  l.meta = { ...l.meta, remotePort: c.instancePort, restartCount: restartCountOf(l, pod) };
+  return buildInstance(l, c, { authToken: c.token, bootstrapNonce: secrets.bootstrapNonce }, c.restarted || c.recreated, [POD_AGENTCTL.launcher]);
+}
+
+/** A new Pod under the recorded name on the recorded claim; the same nonce; no clone. */
+async function replace(l: KubeLaunchState, secrets: InstanceSecrets): Promise<ExecutorInstance> {
+  try {
+    await l.stage(STAGE.storage, () => verifyClaim(l));
+    const { connected, delivery } = await startPod(l, { name: l.meta.podName, nonce: secrets.bootstrapNonce, clone: false });
+    return buildInstance(l, connected, { authToken: connected.token, bootstrapNonce: secrets.bootstrapNonce }, true, delivery.command);
+  } catch (err) {
+    // A failed resume removes the Pod it created (the claim and the row stay: resume again).
+    const errors = l.createdPod ? await deleteEach(l.client, [{ kind: 'Pod', namespace: l.namespace, ...l.createdPod, labels: null }], AbortSignal.timeout(60_000)) : [];
+    const e = err instanceof Error ? err : new Error(String(err));
+    if (isLaunchError(e)) e.rollbackErrors = errors;
+    throw withRollbackErrors(e, errors);
+  }
+}
+
+/** The recorded claim must still be the recorded one (same UID); an existing claim is only read. */
+async function verifyClaim(l: KubeLaunchState): Promise<void> {
+  if (l.meta.pvcName === null) return;
+  const pvc = await getPvc(l.client, l.namespace, l.meta.pvcName, l.signal);
+  if (pvc === undefined) throw new LaunchError(STAGE.storage, 'ClaimNotFound', `the workspace PVC ${l.namespace}/${l.meta.pvcName} is gone: the work cannot be recovered (remove the session)`);
+  if (pvc.metadata?.uid !== l.meta.pvcUid) {
+    throw new LaunchError(STAGE.storage, 'ClaimReplaced', `PVC ${l.namespace}/${l.meta.pvcName} is not the one Berth recorded (UID ${pvc.metadata?.uid ?? '?'}); not mounting it`);
+  }
+  if (l.meta.pvcCreated) {
+    const problems = ownershipLabelProblems(pvc.metadata?.labels, ownershipLabels(l.identity));
+    if (problems.length > 0) throw new LaunchError(STAGE.storage, 'OwnershipMismatch', `PVC ${l.namespace}/${l.meta.pvcName}: ${problems.join('; ')}`);
+  }
+  l.pvc = pvc;
+}
+
+export function recordedState(metadata: Readonly<Record<string, string>>): string {
+  return metadata[META.state] ?? 'ready';
+}

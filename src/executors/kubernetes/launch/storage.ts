@@ -1,0 +1,62 @@
+/**
+ * Stage `storage` (spec §4.2): per workspace mode, create the managed PVC (checkpointed before the
+ * create with its nonce's digest, again the moment it exists with its UID, then verified as
+ * admitted), read the existing claim, or nothing for empty_dir. It does not wait for the claim to
+ * bind: the scheduler holds the Pod until it does, and `pod_ready` reports the binding with its own
+ * budget.
+ * @module
+ */
+import { LaunchError } from '../../executor.js';
+import { CHECKPOINT, STAGE } from '../constants.js';
+import { AdmissionError, assertPvcAdmitted } from '../compose/index.js';
+import { createPvc, getPvc } from '../kube/index.js';
+import { createOwned } from './create.js';
+import { desiredPvc } from './desired.js';
+import type { KubeLaunchState } from './context.js';
+
+export async function provisionStorage(l: KubeLaunchState): Promise<void> {
+  const ws = l.profile.workspace;
+  if (ws.mode === 'empty_dir') return;
+  if (ws.mode === 'existing_claim') {
+    await useExistingClaim(l, ws.claimName ?? '');
+    return;
+  }
+  const desired = desiredPvc({ profile: l.profile, identity: l.identity, namespace: l.namespace, random: l.env.random });
+  // Recorded before the create: a crash before its UID is recorded still finds the claim (by its nonce).
+  await l.checkpointPending(CHECKPOINT.pvcCreating, desired);
+  const created = await createOwned({
+    kind: 'PVC',
+    stage: STAGE.storage,
+    desired,
+    create: () => createPvc(l.client, l.namespace, desired, { ...(l.signal ? { signal: l.signal } : {}) }),
+    get: (signal) => getPvc(l.client, l.namespace, desired.metadata?.name ?? '', signal),
+  });
+  const uid = created.metadata?.uid ?? '';
+  l.createdPvc = { name: created.metadata?.name ?? '', uid };
+  l.pvc = created;
+  l.meta = { ...l.meta, pvcName: l.createdPvc.name, pvcUid: uid, pvcCreated: true, pendingCreateDigest: null };
+  // Recorded before anything else can fail: from here a crash or an error deletes it by UID.
+  await l.checkpoint(CHECKPOINT.pvcCreated);
+  try {
+    assertPvcAdmitted(desired, created);
+  } catch (err) {
+    if (err instanceof AdmissionError) throw new LaunchError(STAGE.storage, 'AdmissionMutated', `the API server admitted a changed PVC: ${err.message}`, { cause: err });
+    throw err;
+  }
+  await l.checkpoint(CHECKPOINT.pvcAdmitted);
+}
+
+/** existing_claim: the operator's claim, only read (never created, never deleted). */
+async function useExistingClaim(l: KubeLaunchState, claimName: string): Promise<void> {
+  const claim = await getPvc(l.client, l.namespace, claimName, l.signal);
+  if (claim === undefined) {
+    throw new LaunchError(STAGE.storage, 'ClaimNotFound', `existing claim ${l.namespace}/${claimName} was not found (create it, or fix profiles.*.kubernetes.workspace.claim_name)`);
+  }
+  const uid = claim.metadata?.uid;
+  if (!uid || claim.metadata?.name !== claimName || claim.metadata.namespace !== l.namespace) {
+    throw new LaunchError(STAGE.storage, 'IdentityIncomplete', `existing claim ${l.namespace}/${claimName} came back without its UID or under another name`);
+  }
+  if (claim.metadata.deletionTimestamp) throw new LaunchError(STAGE.storage, 'ClaimDeleting', `existing claim ${l.namespace}/${claimName} is being deleted`);
+  l.pvc = claim;
+  l.meta = { ...l.meta, pvcName: claimName, pvcUid: uid, pvcCreated: false };
+}
