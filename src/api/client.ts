@@ -6,22 +6,32 @@
  * const berth = new BerthClient({ baseUrl: 'http://127.0.0.1:7420', token });
  * const session = await berth.launch({ repository: { path: '/src/app' }, agent: 'demo' });
  * for await (const e of berth.events(session.id)) console.log(e);
+ *
+ * @example In the dashboard (cookie mode: no token; the CSRF token goes on every POST/DELETE)
+ * const berth = new BerthClient({ baseUrl: location.origin, token: null });
+ * await berth.dashboardSession(); // 401 (BerthApiError) when not logged in; else remembers the CSRF token
  * @module
  */
 import type { z } from 'zod';
 import type { LaunchRequest, SessionEvent, SessionView } from '../controller/service.js';
-import { BerthApiError, ControllerUnreachableError, STATUS_OF } from './errors.js';
+import { BerthApiError, ControllerUnreachableError, STATUS_OF, StreamBrokenError } from './errors.js';
 import { apiRoutes } from './routes.js';
 import {
+  DashboardCodeSchema,
+  DashboardSessionSchema,
   ErrorBodySchema,
   ExecMessageSchema,
   HealthSchema,
+  LaunchOptionsSchema,
   LogMessageSchema,
   SessionEventSchema,
   SessionListSchema,
   SessionViewSchema,
   ShellServerMessageSchema,
+  type DashboardCode,
+  type DashboardSession,
   type Health,
+  type LaunchOptions,
   type ShellClientMessage,
 } from './schemas.js';
 import { base64ToBytes, bytesToBase64, readNdjson, readSse } from './streams.js';
@@ -40,12 +50,30 @@ export interface WebSocketLike {
 /** Opens a WebSocket; `headers` carries the Authorization header where the runtime allows it. */
 export type WebSocketFactory = (url: string, headers: Record<string, string>) => WebSocketLike;
 
+/** What the client reads of a response (a fetch Response has it all). */
+export interface ApiResponse {
+  readonly ok: boolean;
+  readonly status: number;
+  readonly body: ReadableStream<Uint8Array> | null;
+  text(): Promise<string>;
+  json(): Promise<unknown>;
+}
+
+/** The subset of `fetch` the client calls (Node's CLI passes one on node:http: no undici to load). */
+export type ApiFetch = (url: string, init: RequestInit) => Promise<ApiResponse>;
+
 export interface BerthClientOptions {
   /** e.g. `http://127.0.0.1:7420` */
   baseUrl: string;
-  token: string;
+  /**
+   * The bearer token; null in the dashboard, which authenticates with its HttpOnly cookie instead
+   * (fetch then sends `credentials: 'same-origin'`, and the shell WebSocket URL carries no token).
+   */
+  token: string | null;
+  /** The dashboard cookie session's CSRF token, sent as `x-berth-csrf` on POST and DELETE (set by dashboardLogin/dashboardSession too). */
+  csrf?: string | null;
   /** @default globalThis.fetch */
-  fetch?: typeof fetch;
+  fetch?: ApiFetch;
   /** @default the global WebSocket, with the token passed as `?token=` (browsers cannot set headers) */
   webSocket?: WebSocketFactory;
   /** Deadline of unary calls, in ms. @default 120000 */
@@ -82,8 +110,9 @@ export interface ShellConnection {
 
 export class BerthClient {
   readonly #base: string;
-  readonly #token: string;
-  readonly #fetch: typeof fetch;
+  readonly #token: string | null;
+  #csrf: string | null;
+  readonly #fetch: ApiFetch;
   readonly #ws: WebSocketFactory | undefined;
   readonly #timeoutMs: number;
 
@@ -91,9 +120,15 @@ export class BerthClient {
     if (!opts.baseUrl) throw new TypeError('BerthClient: baseUrl is required');
     this.#base = opts.baseUrl.replace(/\/+$/, '');
     this.#token = opts.token;
+    this.#csrf = opts.csrf ?? null;
     this.#fetch = opts.fetch ?? globalThis.fetch.bind(globalThis);
     this.#ws = opts.webSocket;
     this.#timeoutMs = opts.timeoutMs ?? 120_000;
+  }
+
+  /** The server's base URL, as given (without a trailing slash). */
+  get baseUrl(): string {
+    return this.#base;
   }
 
   health(signal?: AbortSignal): Promise<Health> {
@@ -161,6 +196,49 @@ export class BerthClient {
       if (opts.signal?.aborted) return;
       throw err;
     }
+    // The server always ends a log stream with `end` (or `error`): without it the connection was cut.
+    if (!opts.signal?.aborted) throw new StreamBrokenError('the log stream ended without its end marker (the connection to berth serve was cut)');
+  }
+
+  /** Live events of every session: first the current state of each, then events as they happen (`removed` ends a session). */
+  async *allEvents(opts: { signal?: AbortSignal } = {}): AsyncGenerator<SessionEvent> {
+    const res = await this.#request('GET', apiRoutes.allEvents, { signal: opts.signal, stream: true });
+    try {
+      for await (const { data } of readSse(res.body!)) yield SessionEventSchema.parse(JSON.parse(data));
+    } catch (err) {
+      if (opts.signal?.aborted) return;
+      throw err;
+    }
+  }
+
+  /** What a launch may name (agents, executors/profiles with their type) and the defaults, from the server's config. */
+  launchOptions(): Promise<LaunchOptions> {
+    return this.#json('GET', apiRoutes.launchOptions, LaunchOptionsSchema, {});
+  }
+
+  /** A one-time dashboard login code (bearer token only; valid 5 minutes, once). */
+  createDashboardCode(): Promise<DashboardCode> {
+    return this.#json('POST', apiRoutes.dashboardCodes, DashboardCodeSchema, {});
+  }
+
+  /** Exchanges a login code for the session cookie (set by the browser); remembers and returns the CSRF token. 401 for a used or expired code. */
+  async dashboardLogin(code: string): Promise<DashboardSession> {
+    const session = await this.#json('POST', apiRoutes.dashboardLogin, DashboardSessionSchema, { body: { code } });
+    this.#csrf = session.csrf;
+    return session;
+  }
+
+  /** The cookie session's CSRF token (remembered too); BerthApiError 401 when not logged in. */
+  async dashboardSession(): Promise<DashboardSession> {
+    const session = await this.#json('GET', apiRoutes.dashboardSession, DashboardSessionSchema, {});
+    this.#csrf = session.csrf;
+    return session;
+  }
+
+  /** Ends the cookie session (the cookie is cleared). */
+  async dashboardLogout(): Promise<void> {
+    await this.#request('POST', apiRoutes.dashboardLogout, {});
+    this.#csrf = null;
   }
 
   /** Runs a command in the workspace, streaming its output to `onOutput`; resolves with how it ended. */
@@ -190,7 +268,12 @@ export class BerthClient {
           break;
       }
     }
-    throw new BerthApiError(502, 'internal', 'exec stream ended without an exit status');
+    throw new StreamBrokenError('the exec stream ended without an exit status');
+  }
+
+  /** Writes `data` (UTF-8, as is) to the agent's stdin; `eof` closes it afterwards. 409 unless the agent runs. */
+  async sendInput(id: string, data: string, opts: { eof?: boolean } = {}): Promise<void> {
+    await this.#request('POST', apiRoutes.input(id), { body: { data, ...(opts.eof ? { eof: true } : {}) } });
   }
 
   /** Opens an interactive shell (a PTY in the workspace). */
@@ -201,9 +284,10 @@ export class BerthClient {
     const q = new URLSearchParams({ rows: String(opts.rows), cols: String(opts.cols) });
     if (opts.term) q.set('term', opts.term);
     const url = `${this.#base.replace(/^http/, 'ws')}${apiRoutes.shell(id)}?${q.toString()}`;
+    const token = this.#token;
     const ws = this.#ws
-      ? this.#ws(url, { authorization: `Bearer ${this.#token}` })
-      : (new WebSocket(`${url}&token=${encodeURIComponent(this.#token)}`) as unknown as WebSocketLike);
+      ? this.#ws(url, token !== null ? { authorization: `Bearer ${token}` } : {})
+      : (new WebSocket(token !== null ? `${url}&token=${encodeURIComponent(token)}` : url) as unknown as WebSocketLike);
     const queue: string[] = [];
     const send = (m: ShellClientMessage): void => {
       const text = JSON.stringify(m);
@@ -213,7 +297,9 @@ export class BerthClient {
     const done = new Promise<ExitResult>((resolve, reject) => {
       let result: ExitResult | undefined;
       let failure: Error | undefined;
+      let opened = false;
       ws.onopen = () => {
+        opened = true;
         for (const text of queue.splice(0)) ws.send(text);
       };
       ws.onmessage = (ev) => {
@@ -223,11 +309,11 @@ export class BerthClient {
         else failure = new BerthApiError(STATUS_OF[m.error.code], m.error.code, m.error.message);
       };
       ws.onerror = () => {
-        failure ??= new ControllerUnreachableError(this.#base);
+        failure ??= opened ? new StreamBrokenError('the shell connection failed') : new ControllerUnreachableError(this.#base);
       };
-      ws.onclose = () => {
+      ws.onclose = (ev) => {
         if (result) resolve(result);
-        else reject(failure ?? new BerthApiError(502, 'internal', 'shell connection closed before the shell exited'));
+        else reject(failure ?? new StreamBrokenError(`the shell connection closed before the shell exited (code ${ev.code})`));
       };
     });
     return {
@@ -253,19 +339,21 @@ export class BerthClient {
     method: string,
     path: string,
     opts: { body?: unknown; signal?: AbortSignal | undefined; stream?: boolean },
-  ): Promise<Response> {
+  ): Promise<ApiResponse> {
     const url = `${this.#base}${path}`;
     const signals = [opts.signal, opts.stream ? undefined : AbortSignal.timeout(this.#timeoutMs)].filter(
       (s): s is AbortSignal => s !== undefined,
     );
-    let res: Response;
+    let res: ApiResponse;
     try {
       res = await this.#fetch(url, {
         method,
         headers: {
-          authorization: `Bearer ${this.#token}`,
+          ...(this.#token !== null ? { authorization: `Bearer ${this.#token}` } : {}),
+          ...(this.#csrf !== null && method !== 'GET' ? { 'x-berth-csrf': this.#csrf } : {}),
           ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
         },
+        ...(this.#token === null ? { credentials: 'same-origin' as const } : {}),
         ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
         ...(signals.length > 0 ? { signal: AbortSignal.any(signals) } : {}),
       });

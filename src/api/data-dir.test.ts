@@ -58,7 +58,7 @@ describe('serve files', () => {
     const b = writeApiToken(dir);
     expect(a).not.toBe(b);
     expect(Buffer.from(b, 'base64url')).toHaveLength(32);
-    expect(statSync(join(dir, 'api-token')).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, 'state', 'api-token')).mode & 0o777).toBe(0o600);
   });
 
   it('discovers a server only while the recorded pid lives', () => {

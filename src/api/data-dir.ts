@@ -1,27 +1,28 @@
 /**
  * The files `berth serve` keeps in the data dir, and how the CLI finds a running server:
  *  - `serve.lock`: created with O_EXCL, holds the serving pid and its start time (one writer per data dir);
- *  - `api-token`: the bearer token (mode 0600, 256 random bits, new on every start);
+ *  - `state/api-token`: the bearer token (mode 0600, 256 random bits, new on every start), beside the
+ *    inventory in the private `state/` dir (shared/layout.ts);
  *  - `serve.json`: `{pid, port, startedAt}` of the running server.
  * @module
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { z } from 'zod';
+import { ensureStateDir, STATE_DIR } from '../shared/layout.js';
 import { procStartTime } from '../shared/proc.js';
 
 export const LOCK_FILE = 'serve.lock';
 export const TOKEN_FILE = 'api-token';
 export const SERVE_INFO_FILE = 'serve.json';
 
-/** Resolves the data dir: the flag, then $BERTH_DATA_DIR, then ~/.local/share/berth (absolute). */
-export function resolveDataDir(flag: string | undefined, env: Readonly<Record<string, string | undefined>>): string {
-  if (flag) return resolve(flag);
-  if (env.BERTH_DATA_DIR) return resolve(env.BERTH_DATA_DIR);
-  return join(env.HOME || homedir(), '.local', 'share', 'berth');
+/** Where the API token of `dataDir` is: `<dataDir>/state/api-token`. */
+export function apiTokenPath(dataDir: string): string {
+  return join(dataDir, STATE_DIR, TOKEN_FILE);
 }
+
+export { resolveDataDir } from './data-dir-path.js';
 
 /** Thrown when another live `berth serve` holds the data dir. */
 export class ServeLockedError extends Error {
@@ -130,7 +131,7 @@ function takeOverStale(path: string, stale: string): void {
 /** Writes a fresh random token (mode 0600, atomically) and returns it. */
 export function writeApiToken(dataDir: string): string {
   const token = randomBytes(32).toString('base64url');
-  const path = join(dataDir, TOKEN_FILE);
+  const path = join(ensureStateDir(dataDir), TOKEN_FILE);
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, `${token}\n`, { mode: 0o600 });
   renameSync(tmp, path);
@@ -141,6 +142,8 @@ export const ServeInfoSchema = z.object({
   pid: z.number().int(),
   port: z.number().int().min(1).max(65535),
   startedAt: z.string(),
+  /** The `--host` serve bound, as in a URL (absent: 127.0.0.1). */
+  host: z.string().optional(),
 });
 export type ServeInfo = z.infer<typeof ServeInfoSchema>;
 
@@ -161,10 +164,22 @@ export function discoverServer(dataDir: string): { baseUrl: string; token: strin
   let token: string;
   try {
     info = ServeInfoSchema.parse(JSON.parse(readFileSync(join(dataDir, SERVE_INFO_FILE), 'utf8')));
-    token = readFileSync(join(dataDir, TOKEN_FILE), 'utf8').trim();
+    token = readTokenFile(dataDir);
   } catch {
     return null;
   }
   if (!pidAlive(info.pid)) return null;
-  return { baseUrl: `http://127.0.0.1:${info.port}`, token, info };
+  // A wildcard bind answers on loopback too; a specific address only there.
+  const host = info.host === undefined || info.host === '0.0.0.0' || info.host === '[::]' ? '127.0.0.1' : info.host;
+  return { baseUrl: `http://${host}:${info.port}`, token, info };
+}
+
+/** The token file; a server still running from before the `state/` layout wrote it at the top level. */
+function readTokenFile(dataDir: string): string {
+  try {
+    return readFileSync(apiTokenPath(dataDir), 'utf8').trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    return readFileSync(join(dataDir, TOKEN_FILE), 'utf8').trim();
+  }
 }

@@ -29,9 +29,22 @@ export class ControllerUnreachableError extends Error {
   }
 }
 
+/**
+ * Thrown by the client when a stream (events, logs, exec output, a shell) breaks off before its
+ * end: the controller died, restarted or closed the connection. What the stream was doing on the
+ * other side (a command, a shell) is then in an unknown state.
+ */
+export class StreamBrokenError extends Error {
+  override readonly name = 'StreamBrokenError';
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super(`the connection to the berth controller broke off (${detail})`, options);
+  }
+}
+
 export const STATUS_OF: Record<ApiErrorCode, number> = {
   bad_request: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,

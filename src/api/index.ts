@@ -19,13 +19,16 @@ export {
   type WebSocketFactory,
   type WebSocketLike,
 } from './client.js';
-export { BerthApiError, ControllerUnreachableError } from './errors.js';
+export { BerthApiError, ControllerUnreachableError, StreamBrokenError } from './errors.js';
 export { generateOpenApi } from './openapi.js';
 export { API_PREFIX, DEFAULT_API_PORT, apiRoutes } from './routes.js';
 export {
+  DashboardCodeSchema,
+  DashboardSessionSchema,
   ErrorBodySchema,
   ExecMessageSchema,
   ExecRequestSchema,
+  LaunchOptionsSchema,
   LaunchRequestSchema,
   LogMessageSchema,
   SessionEventSchema,
@@ -33,6 +36,9 @@ export {
   ShellClientMessageSchema,
   ShellServerMessageSchema,
   type ApiErrorCode,
+  type DashboardCode,
+  type DashboardSession,
+  type LaunchOptions,
   type ErrorBody,
   type ExecMessage,
   type LogMessage,

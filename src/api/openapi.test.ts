@@ -27,10 +27,18 @@ describe('generateOpenApi', () => {
     expect(documented).toContain('GET /api/v1/sessions/{id}/shell');
   });
 
-  it('requires the bearer token everywhere but /health', () => {
+  it('requires the bearer token or the dashboard cookie everywhere but /health and the login exchange', () => {
     expect(doc.paths['/health']?.get?.security).toEqual([]);
-    expect(doc.paths['/api/v1/sessions']?.post?.security).toEqual([{ bearer: [] }]);
+    expect(doc.paths['/api/v1/dashboard/login']?.post?.security).toEqual([]);
+    expect(doc.paths['/api/v1/sessions']?.post?.security).toEqual([{ bearer: [] }, { cookie: [] }]);
     expect(doc.paths['/api/v1/sessions']?.post?.responses['401']).toBeDefined();
+    expect(doc.paths['/api/v1/sessions']?.post?.responses['403']).toBeDefined();
+    const open = ROUTE_TABLE.filter((r) => !r.auth).map((r) => r.path);
+    expect(open.sort()).toEqual(['/api/v1/dashboard/login', '/health']);
+  });
+
+  it('issues login codes to the bearer token only', () => {
+    expect(doc.paths['/api/v1/dashboard/codes']?.post?.security).toEqual([{ bearer: [] }]);
   });
 
   it('derives the component schemas from the zod wire schemas', () => {

@@ -6,10 +6,15 @@
 import { z } from 'zod';
 import { ROUTE_TABLE, type Operation } from './routes.js';
 import {
+  DashboardCodeSchema,
+  DashboardLoginRequestSchema,
+  DashboardSessionSchema,
   ErrorBodySchema,
   ExecMessageSchema,
   ExecRequestSchema,
   HealthSchema,
+  InputRequestSchema,
+  LaunchOptionsSchema,
   LaunchRequestSchema,
   LogMessageSchema,
   SessionEventSchema,
@@ -28,11 +33,16 @@ const COMPONENTS = {
   SessionEvent: SessionEventSchema,
   ExecRequest: { schema: ExecRequestSchema, io: 'input' },
   ExecMessage: ExecMessageSchema,
+  InputRequest: { schema: InputRequestSchema, io: 'input' },
   LogMessage: LogMessageSchema,
   ShellClientMessage: ShellClientMessageSchema,
   ShellServerMessage: ShellServerMessageSchema,
   ErrorBody: ErrorBodySchema,
   Health: HealthSchema,
+  LaunchOptions: LaunchOptionsSchema,
+  DashboardCode: DashboardCodeSchema,
+  DashboardLoginRequest: { schema: DashboardLoginRequestSchema, io: 'input' },
+  DashboardSession: DashboardSessionSchema,
 } as const;
 
 function toSchema(entry: (typeof COMPONENTS)[keyof typeof COMPONENTS]): JsonObject {
@@ -46,7 +56,7 @@ const ref = (name: keyof typeof COMPONENTS): JsonObject => ({ $ref: `#/component
 const json = (name: keyof typeof COMPONENTS): JsonObject => ({ 'application/json': { schema: ref(name) } });
 const errorResponse = (description: string): JsonObject => ({ description, content: json('ErrorBody') });
 
-const ID_PARAM = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Session id' };
+const ID_PARAM = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Session id, or the unique name of a session' };
 
 /** What each operation looks like, beyond its method and path (kept exhaustive by the Record type). */
 const OPERATIONS: Record<Operation, JsonObject> = {
@@ -123,6 +133,11 @@ const OPERATIONS: Record<Operation, JsonObject> = {
       '200': { description: 'application/x-ndjson stream of ExecMessage', content: { 'application/x-ndjson': { schema: ref('ExecMessage') } } },
     },
   },
+  input: {
+    summary: "Write text to the agent's stdin (the agent must be running); `eof` closes it",
+    requestBody: { required: true, content: json('InputRequest') },
+    responses: { '204': { description: 'Written' } },
+  },
   shell: {
     summary:
       'WebSocket upgrade: an interactive shell under a PTY (`script`) in the workspace. Client sends ShellClientMessage, server sends ShellServerMessage (JSON text frames). Query `rows`/`cols` give the initial size; browsers may pass the token as `?token=`.',
@@ -131,6 +146,43 @@ const OPERATIONS: Record<Operation, JsonObject> = {
       { name: 'cols', in: 'query', required: false, schema: { type: 'integer' } },
     ],
     responses: { '101': { description: 'Switching protocols (messages: ShellClientMessage in, ShellServerMessage out)' } },
+  },
+  allEvents: {
+    summary:
+      'Live events of every session as Server-Sent Events: first the current state of each session, then each event as it happens (a new session starts with `state` launching, a removed one ends with `removed`)',
+    responses: {
+      '200': {
+        description: 'text/event-stream; each `data:` line is one SessionEvent, `event:` is its type',
+        content: { 'text/event-stream': { schema: ref('SessionEvent') } },
+      },
+    },
+  },
+  launchOptions: {
+    summary: "What a launch may name, from the server's config: agents, executors and profiles (with their type), and the defaults",
+    responses: { '200': { description: 'The launch options', content: json('LaunchOptions') } },
+  },
+  dashboardCodes: {
+    summary: 'A one-time dashboard login code (valid 5 minutes, once); `berth dashboard` prints the URL with it. Bearer token only',
+    security: [{ bearer: [] }],
+    responses: { '200': { description: 'The code', content: json('DashboardCode') }, '403': errorResponse('Called with the cookie (codes are for the bearer token)') },
+  },
+  dashboardLogin: {
+    summary: 'Exchange a login code for the dashboard cookie (`berth_session`, HttpOnly, SameSite=Strict) and its CSRF token',
+    requestBody: { required: true, content: json('DashboardLoginRequest') },
+    responses: {
+      '200': { description: 'Logged in: Set-Cookie berth_session, and the CSRF token', content: json('DashboardSession') },
+      '401': errorResponse('The code was already used, is unknown or has expired'),
+      '403': errorResponse('Sent from another Origin'),
+    },
+  },
+  dashboardSession: {
+    summary: 'The CSRF token of the current dashboard cookie session (401: not logged in)',
+    security: [{ cookie: [] }],
+    responses: { '200': { description: 'Logged in', content: json('DashboardSession') } },
+  },
+  dashboardLogout: {
+    summary: 'End the dashboard cookie session (with the cookie: needs `x-berth-csrf` and the same Origin)',
+    responses: { '204': { description: 'Logged out; the cookie is cleared' } },
   },
 };
 
@@ -143,13 +195,16 @@ export function generateOpenApi(version: string): JsonObject {
     if (params.length > 0) op.parameters = params;
     const responses = { ...(op.responses as JsonObject) };
     if (route.auth) {
-      op.security = [{ bearer: [] }];
-      responses['401'] = errorResponse('Missing or wrong bearer token');
+      op.security ??= [{ bearer: [] }, { cookie: [] }];
+      responses['401'] ??= errorResponse('Missing or wrong bearer token (or dashboard cookie)');
+      if (route.method !== 'GET' && !(op.security as JsonObject[]).every((s) => 'bearer' in s)) {
+        responses['403'] ??= errorResponse('Cookie call without the `x-berth-csrf` header or from another Origin');
+      }
     } else {
       op.security = [];
     }
     if (route.path.includes('{id}')) {
-      responses['404'] = errorResponse('Unknown session id');
+      responses['404'] = errorResponse('Unknown session id or name');
       if (route.operation !== 'get' && route.operation !== 'events' && route.operation !== 'logs') {
         responses['409'] = errorResponse("The session's state does not allow this");
       }
@@ -166,13 +221,16 @@ export function generateOpenApi(version: string): JsonObject {
       title: 'Berth API',
       version,
       description:
-        'Controller API of Berth (`berth serve`, loopback only). Authenticate with `Authorization: Bearer <token>`; the token is in `<dataDir>/api-token`.',
+        'Controller API of Berth (`berth serve`, loopback by default). Authenticate with `Authorization: Bearer <token>` (the token is in `<dataDir>/state/api-token`), or with the dashboard cookie `berth_session` from `POST /api/v1/dashboard/login`: with the cookie, every POST and DELETE needs the header `x-berth-csrf` and an `Origin` equal to the server\'s own. Every request must name the server in `Host` (127.0.0.1, localhost or [::1] with its port, or the `--host` of `berth serve`); others are refused with 403.',
     },
     servers: [{ url: 'http://127.0.0.1:7420' }],
     paths,
     components: {
       schemas,
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Contents of <dataDir>/api-token' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'Contents of <dataDir>/state/api-token' },
+        cookie: { type: 'apiKey', in: 'cookie', name: 'berth_session', description: 'The dashboard session (see /api/v1/dashboard/login)' },
+      },
     },
   };
 }

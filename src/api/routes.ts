@@ -21,7 +21,14 @@ export const apiRoutes = {
   events: (id: string) => `${API_PREFIX}/sessions/${enc(id)}/events`,
   logs: (id: string) => `${API_PREFIX}/sessions/${enc(id)}/logs`,
   exec: (id: string) => `${API_PREFIX}/sessions/${enc(id)}/exec`,
+  input: (id: string) => `${API_PREFIX}/sessions/${enc(id)}/input`,
   shell: (id: string) => `${API_PREFIX}/sessions/${enc(id)}/shell`,
+  allEvents: `${API_PREFIX}/events`,
+  launchOptions: `${API_PREFIX}/launch-options`,
+  dashboardCodes: `${API_PREFIX}/dashboard/codes`,
+  dashboardLogin: `${API_PREFIX}/dashboard/login`,
+  dashboardSession: `${API_PREFIX}/dashboard/session`,
+  dashboardLogout: `${API_PREFIX}/dashboard/logout`,
 } as const;
 
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
@@ -39,7 +46,14 @@ export const ROUTE_TABLE = [
   { method: 'GET', path: `${API_PREFIX}/sessions/{id}/events`, operation: 'events', auth: true },
   { method: 'GET', path: `${API_PREFIX}/sessions/{id}/logs`, operation: 'logs', auth: true },
   { method: 'POST', path: `${API_PREFIX}/sessions/{id}/exec`, operation: 'exec', auth: true },
+  { method: 'POST', path: `${API_PREFIX}/sessions/{id}/input`, operation: 'input', auth: true },
   { method: 'GET', path: `${API_PREFIX}/sessions/{id}/shell`, operation: 'shell', auth: true },
+  { method: 'GET', path: `${API_PREFIX}/events`, operation: 'allEvents', auth: true },
+  { method: 'GET', path: `${API_PREFIX}/launch-options`, operation: 'launchOptions', auth: true },
+  { method: 'POST', path: `${API_PREFIX}/dashboard/codes`, operation: 'dashboardCodes', auth: true },
+  { method: 'POST', path: `${API_PREFIX}/dashboard/login`, operation: 'dashboardLogin', auth: false },
+  { method: 'GET', path: `${API_PREFIX}/dashboard/session`, operation: 'dashboardSession', auth: true },
+  { method: 'POST', path: `${API_PREFIX}/dashboard/logout`, operation: 'dashboardLogout', auth: true },
 ] as const satisfies readonly { method: HttpMethod; path: string; operation: string; auth: boolean }[];
 
 export type Operation = (typeof ROUTE_TABLE)[number]['operation'];

@@ -11,6 +11,7 @@ import type {
   SessionView,
   StageRecord,
 } from '../controller/service.js';
+import { LAUNCH_LIMITS, launchRequestProblems } from '../shared/launch-limits.js';
 
 export const SessionStateSchema = z.enum(['launching', 'ready', 'stopping', 'stopped', 'failed', 'removing']);
 export const StageStatusSchema = z.enum(['running', 'waiting', 'succeeded', 'failed']);
@@ -23,6 +24,10 @@ export const StageRecordSchema = z.object({
   durationMs: z.number().nullable(),
   reason: z.string().nullable(),
   message: z.string().nullable(),
+  waits: z
+    .array(z.object({ at: z.string(), reason: z.string(), message: z.string() }))
+    .optional()
+    .meta({ description: 'What the stage waited for, in order (Kubernetes: scheduling, image pull, volume binding, warning events …).' }),
 });
 
 export const RepositoryRefSchema = z
@@ -38,27 +43,32 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Body of `POST /api/v1/sessions`. */
 export const LaunchRequestSchema = z
   .strictObject({
-    repository: RepositoryRefSchema,
+    repository: RepositoryRefSchema.optional().meta({ description: 'Required for local executors; a Kubernetes session without one starts in an empty workspace.' }),
     agent: z.string().min(1).optional(),
     executor: z.string().min(1).optional(),
-    name: z.string().min(1).max(128).optional(),
+    name: z.string().optional().meta({ description: 'A unique human name; every route that takes a session id also takes it. 1-63 characters: letters, digits, ".", "_", "-".' }),
     env: z.record(z.string().regex(ENV_NAME, 'must be a valid environment variable name'), z.string()).optional(),
     secretEnv: z.array(z.string().regex(ENV_NAME)).optional(),
-    prompt: z.string().optional(),
+    prompt: z.string().optional().meta({ description: `At most ${LAUNCH_LIMITS.promptBytes} bytes (UTF-8).` }),
   })
   .superRefine((req, ctx) => {
-    const { url, path } = req.repository;
+    const { url, path } = req.repository ?? { url: '' };
     if ((url === undefined) === (path === undefined)) {
       ctx.addIssue({ code: 'custom', path: ['repository'], message: 'must set exactly one of url or path' });
     }
+    for (const p of launchRequestProblems(req)) ctx.addIssue({ code: 'custom', path: p.field.split('.'), message: p.message });
+  })
+  .meta({
+    description: `env: at most ${LAUNCH_LIMITS.envEntries} entries, ${LAUNCH_LIMITS.envEntryBytes} bytes per NAME=value and ${LAUNCH_LIMITS.envTotalBytes} bytes in all.`,
   });
 
 export const SessionErrorSchema = z.object({ message: z.string(), stage: z.string().nullable() });
 
 export const AgentProcessViewSchema = z.object({
   id: z.string(),
-  status: z.enum(['running', 'exited']),
+  status: z.enum(['running', 'exited', 'lost']).meta({ description: '`lost`: its agentctl died and the agent with it; `berth resume` starts it again.' }),
   exitCode: z.number().int().nullable(),
+  lostReason: z.string().optional(),
 });
 
 export const SessionViewSchema = z.object({
@@ -100,11 +110,13 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
     message: z.string(),
     at: z.string(),
   }),
+  z.object({ type: z.literal('removed'), sessionId: z.string(), at: z.string() }).meta({ description: 'The session was removed (its workspace destroyed).' }),
 ]);
 
 export const ERROR_CODES = [
   'bad_request', // malformed JSON, wrong types, unknown fields, launch validation
-  'unauthorized', // missing or wrong bearer token
+  'unauthorized', // missing or wrong bearer token (or dashboard cookie / login code)
+  'forbidden', // dashboard cookie without CSRF token or same Origin; a foreign Host header
   'not_found',
   'method_not_allowed',
   'conflict', // the session's state does not allow the operation
@@ -127,7 +139,11 @@ export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 /** Body of `POST /api/v1/sessions/{id}/exec`. */
 export const ExecRequestSchema = z.strictObject({
   /** argv; no shell is involved unless you run one. */
-  argv: z.array(z.string()).min(1).max(4096),
+  argv: z
+    .array(z.string())
+    .min(1)
+    .max(4096)
+    .refine((argv) => argv[0] !== '', { message: 'the program (argv[0]) must not be empty' }),
   /** Working directory, relative to the workspace. */
   cwd: z.string().optional(),
   env: z.record(z.string().regex(ENV_NAME, 'must be a valid environment variable name'), z.string()).optional(),
@@ -183,8 +199,52 @@ export const ShellServerMessageSchema = z.discriminatedUnion('type', [
 ]);
 export type ShellServerMessage = z.infer<typeof ShellServerMessageSchema>;
 
-export const HealthSchema = z.object({ status: z.literal('ok'), version: z.string() });
+/** Body of `POST /api/v1/sessions/{id}/input`: text for the agent's stdin. */
+export const InputRequestSchema = z.strictObject({
+  /** Written as UTF-8, as is (add the newline a line-reading agent waits for). */
+  data: z.string().max(1 << 20),
+  /** Close the agent's stdin after writing. */
+  eof: z.boolean().optional(),
+});
+export type InputRequestBody = z.infer<typeof InputRequestSchema>;
+
+export const HealthSchema = z.object({
+  status: z.literal('ok'),
+  version: z.string(),
+  /** sha256 (hex) of the config file the server loaded at start; null when it runs on built-in defaults. */
+  configSha256: z.string().nullable().optional(),
+});
 export type Health = z.infer<typeof HealthSchema>;
+
+/** `GET /api/v1/launch-options`: what the config offers a launch form. */
+export const LaunchOptionsSchema = z.object({
+  agents: z.array(z.string()),
+  targets: z.array(
+    z.object({
+      name: z.string(),
+      type: z.enum(['local', 'kubernetes']),
+      kind: z.enum(['executor', 'profile']).meta({ description: 'An executor entry used directly, or a profile of one' }),
+    }),
+  ),
+  defaults: z.object({ agent: z.string(), executor: z.string() }),
+});
+export type LaunchOptions = z.infer<typeof LaunchOptionsSchema>;
+
+/** `POST /api/v1/dashboard/codes` (bearer): a one-time login code for `berth dashboard`. */
+export const DashboardCodeSchema = z.object({
+  code: z.string(),
+  expiresAt: z.string().meta({ description: 'ISO time; the code is valid once, until then' }),
+});
+export type DashboardCode = z.infer<typeof DashboardCodeSchema>;
+
+/** Body of `POST /api/v1/dashboard/login`. */
+export const DashboardLoginRequestSchema = z.strictObject({ code: z.string().min(1).max(200) });
+
+/** `POST /api/v1/dashboard/login` and `GET /api/v1/dashboard/session`: the CSRF token of the cookie session. */
+export const DashboardSessionSchema = z.object({
+  csrf: z.string().meta({ description: 'Send it as header `x-berth-csrf` on every POST and DELETE made with the cookie' }),
+});
+export type DashboardSession = z.infer<typeof DashboardSessionSchema>;
 
 // Compile-time checks that the wire schemas and the service types cannot drift apart.
 type Equals<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;

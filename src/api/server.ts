@@ -1,16 +1,26 @@
 /**
  * The Berth HTTP API: a thin node:http shell over a `SessionService`. JSON requests and responses,
- * bearer-token auth, SSE for events, NDJSON for logs and exec; the shell WebSocket is in
- * `shell-route.ts`. Binding, the token file and the single-writer lock live in `serve.ts`.
+ * bearer-token or dashboard-cookie auth (with the Host, Origin and CSRF checks of `dashboard/`),
+ * SSE for events, NDJSON for logs and exec, and the built web app on every other GET; the shell
+ * WebSocket is in `shell-route.ts`. Binding, the token file and the single-writer lock live in `serve.ts`.
  * @module
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { SessionEvent, SessionService } from '../controller/service.js';
+import type { AddressInfo } from 'node:net';
+import type { SessionEvent, SessionService, SessionWorkspaceService } from '../controller/service.js';
+import { outlastClients } from '../shared/keep-alive.js';
+import { streamAllEvents, streamSessionEvents } from './all-events.js';
+import { DashboardAuth } from './dashboard/auth.js';
+import { Gate, type Caller } from './dashboard/gate.js';
+import { allowedHosts } from './dashboard/guard.js';
+import { handleDashboard } from './dashboard/handlers.js';
+import { serveStatic } from './dashboard/static.js';
 import { HttpError, toErrorResponse } from './error-response.js';
-import { bearerToken, queryFlag, queryInt, readJson, sendError, sendJson, toWire, tokenMatches } from './http-util.js';
+import { queryFlag, queryInt, readJson, sendError, sendJson, toWire } from './http-util.js';
 import { generateOpenApi } from './openapi.js';
 import { matchRoute, type Operation } from './routes.js';
-import { ExecRequestSchema, LaunchRequestSchema, type ExecMessage, type LogMessage } from './schemas.js';
+import { ExecRequestSchema, InputRequestSchema, LaunchRequestSchema, type ExecMessage, type LaunchOptions, type LogMessage } from './schemas.js';
+import { resolveSessionRef } from './session-ref.js';
 import { attachShellRoute } from './shell-route.js';
 
 /** The logging the server needs (a pino logger fits). */
@@ -20,17 +30,32 @@ export interface ApiLogger {
   error(obj: object, msg?: string): void;
 }
 
+/** What the server serves: the session service, and the agent's stdin where the service offers it. */
+export type ApiService = SessionService & Partial<Pick<SessionWorkspaceService, 'sendInput'>>;
+
 export interface ApiServerOptions {
-  service: SessionService;
+  service: ApiService;
   /** The bearer token every route but /health requires. */
   token: string;
   version: string;
   logger?: ApiLogger;
   /** @default 15000 */
   keepAliveMs?: number;
+  /** sha256 of the config file the service runs with (null: built-in defaults), shown by /health for `berth doctor`. */
+  configSha256?: string | null;
+  /** The built web app (`dist/web`) served on every non-API path (503 naming `npm run build` while it has no index.html); absent: 404. */
+  webRoot?: string;
+  /** The address `berth serve --host` binds besides loopback names: accepted in the Host header too. */
+  host?: string;
+  /** What `GET /api/v1/launch-options` answers (from the config); absent: 501. */
+  launchOptions?: LaunchOptions;
+  /** The dashboard's login codes and cookie sessions. @default a fresh one (in memory) */
+  dashboardAuth?: DashboardAuth;
 }
 
 const MAX_BODY = 1 << 20;
+/** Above the prompt and env limits, so an over-limit launch is refused naming the field and its limit. */
+const MAX_LAUNCH_BODY = 4 << 20;
 const MAX_EXEC_BODY = 16 << 20;
 
 interface Ctx {
@@ -39,6 +64,9 @@ interface Ctx {
   url: URL;
   id: string;
 }
+
+/** Operations the switch in `handle` answers itself (no session id). */
+type OwnOperation = 'health' | 'openapi' | 'launch' | 'list' | 'shell' | 'allEvents' | 'launchOptions' | `dashboard${'Codes' | 'Login' | 'Session' | 'Logout'}`;
 
 /** Aborted once the response's connection closes (the client left, or the response ended). */
 function clientGone(res: ServerResponse): AbortSignal {
@@ -54,8 +82,21 @@ export function createApiServer(opts: ApiServerOptions): Server {
   const keepAliveMs = opts.keepAliveMs ?? 15_000;
   const log = opts.logger;
   const openapi = generateOpenApi(version);
+  const auth = opts.dashboardAuth ?? new DashboardAuth();
+  let hosts: string[] | undefined;
+  const gate = new Gate({
+    token,
+    auth,
+    hosts: () => {
+      if (hosts) return hosts;
+      const port = (server.address() as AddressInfo | null)?.port ?? 0;
+      const list = allowedHosts(port, opts.host);
+      if (port > 0) hosts = list;
+      return list;
+    },
+  });
 
-  const handlers: Record<Exclude<Operation, 'health' | 'openapi' | 'launch' | 'list' | 'shell'>, (ctx: Ctx) => Promise<void>> = {
+  const handlers: Record<Exclude<Operation, OwnOperation>, (ctx: Ctx) => Promise<void>> = {
     get: async ({ res, id }) => sendJson(res, 200, await service.get(id)),
     stop: async ({ res, id }) => sendJson(res, 200, await service.stop(id)),
     resume: async ({ res, id }) => sendJson(res, 200, await service.resume(id)),
@@ -66,57 +107,24 @@ export function createApiServer(opts: ApiServerOptions): Server {
     events: (ctx) => streamEvents(ctx),
     logs: (ctx) => streamLogs(ctx),
     exec: (ctx) => runExec(ctx),
+    input: async ({ req, res, id }) => {
+      const body = await readJson(req, InputRequestSchema, MAX_BODY + 1024);
+      if (!service.sendInput) throw new HttpError('not_implemented', 'this server cannot send input to agents');
+      await service.sendInput(id, body.data, { eof: body.eof ?? false });
+      res.writeHead(204).end();
+    },
   };
 
-  async function streamEvents({ res, id }: Ctx): Promise<void> {
-    // Watch for the client leaving from the start: it may go while the snapshot is being read.
-    const gone = clientGone(res);
-    // Subscribe before reading the snapshot so nothing between the two is lost; buffered events
-    // are replayed after the snapshot (a stage may then appear twice, in order — harmless).
-    const buffered: SessionEvent[] = [];
-    let live = false;
-    const write = (e: SessionEvent): void => {
-      if (res.destroyed || res.writableEnded) return;
-      res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
-    };
-    const unsubscribe = service.subscribe(
-      (e) => {
-        if (live) write(e);
-        else buffered.push(e);
+  function streamEvents({ res, id }: Ctx): Promise<void> {
+    return streamSessionEvents(service, res, {
+      keepAliveMs,
+      sessionId: id,
+      snapshot: async () => {
+        const view = await service.get(id);
+        const at = new Date().toISOString();
+        // Stages before the state: a reader that stops at a final state has seen every stage.
+        return [...view.stages.map((stage): SessionEvent => ({ type: 'stage', sessionId: id, stage, at })), { type: 'state', sessionId: id, state: view.state, error: view.error, at }];
       },
-      { sessionId: id },
-    );
-    try {
-      const view = await service.get(id);
-      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
-      const at = new Date().toISOString();
-      // Stages before the state: a reader that stops at a final state has seen every stage.
-      for (const stage of view.stages) write({ type: 'stage', sessionId: id, stage, at });
-      write({ type: 'state', sessionId: id, state: view.state, error: view.error, at });
-      for (const e of buffered) write(e);
-      live = true;
-    } catch (err) {
-      unsubscribe();
-      throw err;
-    }
-    if (gone.aborted) {
-      unsubscribe();
-      return;
-    }
-    const ping = setInterval(() => {
-      if (!res.destroyed && !res.writableEnded) res.write(': ping\n\n');
-    }, keepAliveMs);
-    ping.unref();
-    await new Promise<void>((resolve) => {
-      gone.addEventListener(
-        'abort',
-        () => {
-          clearInterval(ping);
-          unsubscribe();
-          resolve();
-        },
-        { once: true },
-      );
     });
   }
 
@@ -129,6 +137,8 @@ export function createApiServer(opts: ApiServerOptions): Server {
     await service.get(id); // a clean 404 before the stream starts
     if (gone.aborted) return;
     res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+    // Sent now, not with the first output: a quiet agent's follower must not wait for a ping to start.
+    res.flushHeaders();
     const line = (m: LogMessage): void => {
       if (res.destroyed || res.writableEnded) return;
       res.write(`${JSON.stringify(m)}\n`);
@@ -192,32 +202,46 @@ export function createApiServer(opts: ApiServerOptions): Server {
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    gate.checkHost(req);
+    const isApi = url.pathname === '/health' || url.pathname === '/api' || url.pathname.startsWith('/api/');
+    if (!isApi && (req.method === 'GET' || req.method === 'HEAD')) {
+      if (opts.webRoot === undefined) throw new HttpError('not_found', 'this server has no dashboard (no web root)');
+      return serveStatic(opts.webRoot, url.pathname, res, { headOnly: req.method === 'HEAD' });
+    }
     const match = matchRoute(req.method ?? 'GET', url.pathname);
     if ('error' in match) {
       throw new HttpError(match.error, match.error === 'not_found' ? `no route ${url.pathname}` : `${req.method} not allowed on ${url.pathname}`);
     }
-    if (match.auth && !tokenMatches(bearerToken(req), token)) {
-      throw new HttpError('unauthorized', 'missing or wrong bearer token (it is in <dataDir>/api-token)');
-    }
+    const caller: Caller | null = match.auth ? gate.authenticate(req) : null;
     switch (match.operation) {
       case 'health':
-        return sendJson(res, 200, { status: 'ok', version });
+        return sendJson(res, 200, { status: 'ok', version, ...(opts.configSha256 !== undefined ? { configSha256: opts.configSha256 } : {}) });
       case 'openapi':
         return sendJson(res, 200, openapi);
       case 'launch': {
-        const body = await readJson(req, LaunchRequestSchema, MAX_BODY);
+        const body = await readJson(req, LaunchRequestSchema, MAX_LAUNCH_BODY);
         return sendJson(res, 202, await service.launch(body));
       }
       case 'list':
         return sendJson(res, 200, { sessions: await service.list() });
       case 'shell':
         throw new HttpError('bad_request', 'the shell route needs a WebSocket upgrade');
+      case 'allEvents':
+        return streamAllEvents(service, res, keepAliveMs);
+      case 'launchOptions':
+        if (!opts.launchOptions) throw new HttpError('not_implemented', 'this server has no launch options (no config)');
+        return sendJson(res, 200, opts.launchOptions);
+      case 'dashboardCodes':
+      case 'dashboardLogin':
+      case 'dashboardSession':
+      case 'dashboardLogout':
+        return handleDashboard(match.operation, { req, res, auth, gate, caller });
       default:
-        return handlers[match.operation]({ req, res, url, id: match.id ?? '' });
+        return handlers[match.operation]({ req, res, url, id: await resolveSessionRef(service, match.id ?? '') });
     }
   }
 
-  const server = createServer((req, res) => {
+  const server = outlastClients(createServer((req, res) => {
     const started = Date.now();
     handle(req, res).then(
       () => log?.info({ method: req.method, path: req.url?.split('?')[0], status: res.statusCode, ms: Date.now() - started }, 'request'),
@@ -228,7 +252,7 @@ export function createApiServer(opts: ApiServerOptions): Server {
         else log?.info(entry, 'request');
       },
     );
-  });
-  attachShellRoute(server, { service, token });
+  }));
+  attachShellRoute(server, { service, gate });
   return server;
 }

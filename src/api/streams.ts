@@ -3,15 +3,25 @@
  * `ReadableStream`, plus base64 helpers. No Node APIs here (browser-safe).
  * @module
  */
+import { StreamBrokenError } from './errors.js';
 
-/** Yields each non-empty line of a byte stream. */
+/** Yields each line of a byte stream; throws StreamBrokenError when the connection breaks mid-way. */
 export async function* readLines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   const reader = body.getReader();
   let buf = '';
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      let chunk: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        chunk = await reader.read();
+      } catch (err) {
+        // The caller's own abort or deadline stays as it is; anything else is the connection going away.
+        const name = (err as Error | undefined)?.name;
+        if (name === 'AbortError' || name === 'TimeoutError') throw err;
+        throw new StreamBrokenError((err as Error | undefined)?.message || 'read failed', { cause: err });
+      }
+      const { done, value } = chunk;
       if (done) break;
       buf += decoder.decode(value, { stream: true });
       let nl: number;

@@ -102,6 +102,17 @@ describe('parseEnvPairs', () => {
   });
 });
 
+describe('parseCommandLine - empty words', () => {
+  it.each([
+    [['status', ''], /^status: ID must not be empty$/],
+    [['exec', '', '--', 'true'], /^exec: ID must not be empty$/],
+    [['exec', 's1', '--', ''], /^exec: the command after -- must not be empty$/],
+    [['logs', '-f', ''], /^logs: ID must not be empty$/],
+  ])('refuses %j as a usage error', (argv, message) => {
+    expect(usageError(argv).message).toMatch(message);
+  });
+});
+
 describe('parseEnvNames', () => {
   it('keeps the names in order, without duplicates', () => {
     expect(parseEnvNames(['B', 'A_1', 'B'], '--secret-env', 'launch')).toEqual(['B', 'A_1']);

@@ -88,6 +88,11 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     throw new UsageError(`${command.name}: missing the command after -- (e.g. berth ${command.name} ID -- git status)`, command.name);
   }
   if (!command.rest && dashdash >= 0) throw new UsageError(`${command.name}: does not take arguments after --`, command.name);
+  // An empty word ('' from an unset shell variable) would reach the API as a missing id or program.
+  positionals.forEach((p, i) => {
+    if (p === '' && command.positionals[i]?.endsWith('?') === false) throw new UsageError(`${command.name}: ${command.positionals[i] ?? 'argument'} must not be empty`, command.name);
+  });
+  if (command.rest && rest[0] === '') throw new UsageError(`${command.name}: the command after -- must not be empty`, command.name);
 
   const globals: GlobalFlags = {};
   if (typeof values['data-dir'] === 'string') globals.dataDir = values['data-dir'];

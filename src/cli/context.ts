@@ -4,8 +4,7 @@
  * @module
  */
 import type { BerthClient } from '../api/client.js';
-import { resolveDataDir } from '../api/data-dir.js';
-import { clientForDataDir } from '../api/node-client.js';
+import { resolveDataDir } from '../api/data-dir-path.js';
 import type { GlobalFlags } from './args.js';
 import { ServeNotRunningError } from './exit-codes.js';
 import type { OutputFormat } from './output.js';
@@ -32,7 +31,17 @@ export interface CliContext {
   interrupted: AbortSignal;
 }
 
-export function createContext(globals: GlobalFlags, io: CliIo, env: Readonly<Record<string, string | undefined>>, interrupted: AbortSignal): CliContext {
+/** Builds the API client of a data dir's running serve (null when none runs): `clientForDataDir`. */
+export type ConnectToServe = (dataDir: string) => BerthClient | null;
+
+/** `connect` is passed in so that commands that never talk to serve do not load the client (and zod). */
+export function createContext(
+  globals: GlobalFlags,
+  io: CliIo,
+  env: Readonly<Record<string, string | undefined>>,
+  interrupted: AbortSignal,
+  connect: ConnectToServe,
+): CliContext {
   const dataDir = resolveDataDir(globals.dataDir, env);
   let client: BerthClient | undefined;
   return {
@@ -44,7 +53,7 @@ export function createContext(globals: GlobalFlags, io: CliIo, env: Readonly<Rec
     env,
     now: () => new Date(),
     client() {
-      client ??= clientForDataDir(dataDir) ?? undefined;
+      client ??= connect(dataDir) ?? undefined;
       if (!client) throw new ServeNotRunningError(dataDir);
       return client;
     },

@@ -6,9 +6,9 @@
 import type { Logger } from 'pino';
 import type { ResolvedConfig } from '../config/index.js';
 import { createController } from '../controller/index.js';
-import type { SessionService } from '../controller/service.js';
+import type { SessionService, SessionWorkspaceService } from '../controller/service.js';
 
-export async function createSessionService(opts: { dataDir: string; config: ResolvedConfig; logger: Logger }): Promise<SessionService> {
+export async function createSessionService(opts: { dataDir: string; config: ResolvedConfig; logger: Logger }): Promise<SessionService & SessionWorkspaceService> {
   const controller = await createController({ dataDir: opts.dataDir, config: opts.config, logger: opts.logger });
   await controller.recover();
   return controller;

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { BerthApiError, ControllerUnreachableError } from '../api/errors.js';
+import { BerthApiError, ControllerUnreachableError, StreamBrokenError } from '../api/errors.js';
 import { ServeLockedError } from '../api/data-dir.js';
 import { ConfigFieldError } from '../config/index.js';
 import { SessionNotFoundError, SessionStateError } from '../controller/service.js';
-import { ControllerLostError, describeError, ExitCode, ServeNotRunningError, UsageError } from './exit-codes.js';
+import { ControllerLostError, describeError, ExitCode, lostDuring, ServeNotRunningError, UsageError } from './exit-codes.js';
 
 describe('describeError', () => {
   it.each([
@@ -36,6 +36,15 @@ describe('describeError', () => {
 
   it('says where to resume a followed stream the controller dropped', () => {
     expect(describeError(new ControllerLostError('terminated', 'berth logs -f --from 3 s-1')).message).toBe('lost the controller (terminated); resume with: berth logs -f --from 3 s-1');
+  });
+
+  it('turns a stream that broke off mid-command into exit 5 with the hint of the command, and leaves other errors alone', () => {
+    const broken = new StreamBrokenError('terminated', { cause: new Error('terminated') });
+    const lost = lostDuring(broken, "the command's exit status is unknown");
+    expect(describeError(lost)).toEqual({ code: ExitCode.unreachable, message: 'lost the controller (terminated)', hint: "the command's exit status is unknown" });
+    expect(describeError(broken).code, 'even when no command caught it').toBe(ExitCode.unreachable);
+    const other = new BerthApiError(409, 'conflict', 'stopped');
+    expect(lostDuring(other, 'x')).toBe(other);
   });
 
   it('keeps the field path of a config error in the message', () => {

@@ -38,11 +38,23 @@ export class ControllerLostError extends Error {
   override readonly name = 'ControllerLostError';
   constructor(
     readonly reason: string,
-    /** The command line that picks up where the stream stopped. */
-    readonly resumeWith: string,
+    /** The command line that picks up where the stream stopped, when there is one. */
+    readonly resumeWith: string | null,
+    /** What became of the work and what to do next, when nothing can simply resume it. */
+    readonly hint?: string,
   ) {
-    super(`lost the controller (${reason}); resume with: ${resumeWith}`);
+    super(resumeWith !== null ? `lost the controller (${reason}); resume with: ${resumeWith}` : `lost the controller (${reason})`);
   }
+}
+
+/**
+ * `err` as a ControllerLostError with `hint` when it is a stream that broke off (the controller
+ * went away mid-command); anything else is returned as is, to be rethrown.
+ */
+export function lostDuring(err: unknown, hint: string): unknown {
+  if ((err as Error | undefined)?.name !== 'StreamBrokenError') return err;
+  const cause = (err as Error).cause;
+  return new ControllerLostError(cause instanceof Error && cause.message !== '' ? cause.message : (err as Error).message, null, hint);
 }
 
 export interface ErrorReport {
@@ -72,8 +84,12 @@ export function describeError(err: unknown, opts: { dataDirFlag?: string | undef
     case 'ServeNotRunningError':
     case 'ControllerUnreachableError':
       return { code: ExitCode.unreachable, message: e.message, hint: `start it with: berth ${dataDirArgs(opts.dataDirFlag)}serve` };
-    case 'ControllerLostError':
-      return { code: ExitCode.unreachable, message: e.message };
+    case 'ControllerLostError': {
+      const hint = (e as ControllerLostError).hint;
+      return { code: ExitCode.unreachable, message: e.message, ...(hint !== undefined ? { hint } : {}) };
+    }
+    case 'StreamBrokenError':
+      return { code: ExitCode.unreachable, message: e.message, hint: `is berth serve still running? check with: berth ${dataDirArgs(opts.dataDirFlag)}doctor` };
     case 'ServeLockedError':
       return { code: ExitCode.conflict, message: e.message };
     case 'ConfigFieldError':

@@ -8,10 +8,12 @@ export const EXIT_CODES_HELP = `Exit codes:
   0  ok
   1  error (the launch failed, invalid config, server error …)
   2  usage error (unknown flag, missing argument, invalid request field)
-  3  not found (unknown session id)
+  3  not found (unknown session id or name)
   4  conflict (the session's state does not allow it; serve already running)
-  5  controller unreachable (start it with: berth serve)
-  exec and shell exit with the command's own exit code.`;
+  5  controller unreachable (start it with: berth serve), also when it goes away mid-command
+  exec and shell exit with the command's own exit code (5 when the controller went away meanwhile:
+  the command's status is then unknown). A reader that goes away (berth logs ID | head -1) ends berth
+  quietly with 0. Wherever a command takes an ID, a session's unique name works too.`;
 
 function optionLines(opts: Record<string, OptionSpec>): string[] {
   const rows = Object.entries(opts).map(([name, o]) => {
@@ -61,6 +63,7 @@ export function mainHelp(version: string): string {
     '  berth serve &',
     '  berth launch --repo https://github.com/org/app.git --agent demo',
     '  berth shell <id>',
+    '  berth dashboard            # a one-time login link to the web dashboard',
     '',
   ].join('\n');
 }

@@ -4,7 +4,6 @@
  * @module
  */
 import { parseCommandLine } from './args.js';
-import { createContext } from './context.js';
 import { describeError, ExitCode } from './exit-codes.js';
 import { commandHelp, mainHelp } from './help.js';
 import { VERSION } from '../shared/version.js';
@@ -13,6 +12,13 @@ import { VERSION } from '../shared/version.js';
 let interruptedByUser = false;
 /** --data-dir as given, for hints that suggest a command line. */
 let dataDirFlag: string | undefined;
+
+/** The client factory of a command marked `offline` in the registry: asking it for a client is a bug. */
+function offlineConnect(command: string): () => never {
+  return () => {
+    throw new Error(`berth ${command} is marked offline in src/cli/registry.ts but asked for the API client; remove the mark`);
+  };
+}
 
 async function main(argv: readonly string[]): Promise<number> {
   const invocation = parseCommandLine(argv);
@@ -30,7 +36,10 @@ async function main(argv: readonly string[]): Promise<number> {
       // serve installs its own handlers for a graceful shutdown; other long-running commands
       // (logs -f, launch, exec) end cleanly on the first Ctrl-C.
       if (invocation.command.name !== 'serve') process.once('SIGINT', () => interrupted.abort());
-      const ctx = createContext(invocation.globals, { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }, process.env, interrupted.signal);
+      // Loaded here, not at the top: `berth --help` needs neither the data dir nor the API client.
+      const { createContext } = await import('./context.js');
+      const connect = invocation.command.offline ? offlineConnect(invocation.command.name) : (await import('../api/node-client.js')).clientForDataDir;
+      const ctx = createContext(invocation.globals, { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }, process.env, interrupted.signal, connect);
       const run = await invocation.command.load();
       const code = await run(ctx, invocation.parsed);
       return interrupted.signal.aborted && code === ExitCode.ok ? 130 : code;
@@ -40,6 +49,15 @@ async function main(argv: readonly string[]): Promise<number> {
 
 function flush(stream: NodeJS.WriteStream): Promise<void> {
   return new Promise((resolve) => (stream.writableNeedDrain ? stream.once('drain', resolve) : resolve()));
+}
+
+// `berth logs ID | head -1`: the reader has gone. That ends berth quietly with 0, as it ends
+// `cat`, instead of with a `write EPIPE` stack (an exec'd command is stopped as for Ctrl-C).
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(ExitCode.ok);
+    throw err;
+  });
 }
 
 main(process.argv.slice(2)).then(

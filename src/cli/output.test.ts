@@ -128,4 +128,25 @@ describe('LaunchProgress', () => {
     expect(lines).toEqual(['  … workspace         waiting: Pull: image', '  ✓ workspace         500ms']);
     expect(outcome).toEqual({ kind: 'failed', stage: 'workspace', message: 'clone failed', state: 'failed' });
   });
+
+  it('prints each stage once when the events replayed after the snapshot repeat older records', () => {
+    const lines: string[] = [];
+    const p = new LaunchProgress((l) => lines.push(l));
+    const base = { sessionId: 's', at: '' };
+    const done = view().stages[0]!;
+    const running = { ...done, status: 'running' as const, endedAt: null, durationMs: null };
+    const next = { name: 'agentctl_start', status: 'running' as const, startedAt: done.endedAt!, endedAt: null, durationMs: null, reason: null, message: null };
+    // the snapshot (already finished) …
+    p.onEvent({ ...base, type: 'stage', stage: done });
+    p.onEvent({ ...base, type: 'stage', stage: next });
+    p.onEvent({ ...base, type: 'state', state: 'launching', error: null });
+    // … then the events buffered while it was read: the same stage, running and finished again
+    p.onEvent({ ...base, type: 'stage', stage: running });
+    p.onEvent({ ...base, type: 'stage', stage: done });
+    expect(lines).toEqual(['  ✓ workspace         500ms']);
+    expect(p.current, 'a stale record does not bring a finished stage back to the status line').toMatchObject({ name: 'agentctl_start' });
+    // a new run of the same stage (a resume) is shown again
+    p.onEvent({ ...base, type: 'stage', stage: { ...done, startedAt: '2026-01-01T11:56:00.000Z', endedAt: '2026-01-01T11:56:00.250Z', durationMs: 250 } });
+    expect(lines).toEqual(['  ✓ workspace         500ms', '  ✓ workspace         250ms']);
+  });
 });

@@ -3,7 +3,8 @@
  * Pure functions (the tests feed them fixed views and a fixed clock).
  * @module
  */
-import { stringify } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 import type { SessionView, StageRecord } from '../controller/service.js';
 
 export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml'] as const;
@@ -38,8 +39,12 @@ export function formatAge(iso: string, now: Date): string {
   return `${Math.floor(s / 86_400)}d`;
 }
 
+/** `yaml`, loaded on first use only: most commands never print YAML (a faster start). */
+let yamlModule: typeof Yaml | undefined;
+const loadYaml = (): typeof Yaml => (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof Yaml);
+
 export function formatData(data: unknown, format: 'json' | 'yaml'): string {
-  return format === 'json' ? `${JSON.stringify(data, null, 2)}\n` : stringify(data);
+  return format === 'json' ? `${JSON.stringify(data, null, 2)}\n` : loadYaml().stringify(data);
 }
 
 const repoText = (v: SessionView): string => v.repository.url ?? v.repository.path ?? '';
@@ -121,6 +126,14 @@ export function renderStatus(v: SessionView, format: OutputFormat, now: Date): s
     );
     const total = stagesTotalMs(v.stages);
     if (total !== null) out += `Total: ${formatDuration(total)}\n`;
+    const waited = v.stages.filter((s) => (s.waits ?? []).length > 0);
+    if (waited.length > 0) out += '\nWaits:\n';
+    for (const s of waited) {
+      for (const w of s.waits ?? []) {
+        const offset = Math.max(0, Date.parse(w.at) - Date.parse(s.startedAt));
+        out += `  ${s.name} +${formatDuration(offset)}  ${oneLine(`${w.reason}${w.message ? `: ${w.message}` : ''}`, 160)}\n`;
+      }
+    }
   }
   return out;
 }

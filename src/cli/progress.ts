@@ -10,7 +10,14 @@ import { formatDuration, stageDetail } from './output.js';
 export type LaunchOutcome = { kind: 'ready' } | { kind: 'failed'; stage: string | null; message: string; state: string };
 
 export class LaunchProgress {
-  readonly #seen = new Map<string, string>();
+  /**
+   * What was printed, keyed by the stage record itself (name, start time, status, waiting reason),
+   * not by arrival order: the events stream replays what happened while its snapshot was read,
+   * so older records of a stage may arrive after newer ones and must not print it again.
+   */
+  readonly #printed = new Set<string>();
+  /** Stage runs (name + start time) that have ended: any later-arriving record of them is stale. */
+  readonly #ended = new Set<string>();
   #width = 16;
   /** The stage in progress (running or waiting), for a live status line on terminals. */
   current: { name: string; startedAt: number; detail: string } | null = null;
@@ -41,10 +48,13 @@ export class LaunchProgress {
   }
 
   #stage(s: StageRecord): void {
+    const run = `${s.name}|${s.startedAt}`;
+    if (this.#ended.has(run)) return;
     const detail = stageDetail(s);
-    const key = `${s.status}|${s.status === 'waiting' ? detail : ''}`;
-    if (this.#seen.get(s.name) === key) return;
-    this.#seen.set(s.name, key);
+    const key = `${run}|${s.status}|${s.status === 'waiting' ? detail : ''}`;
+    if (this.#printed.has(key)) return;
+    this.#printed.add(key);
+    if (s.status === 'succeeded' || s.status === 'failed') this.#ended.add(run);
     this.#width = Math.max(this.#width, s.name.length);
     const name = s.name.padEnd(this.#width);
     const dur = s.durationMs !== null ? formatDuration(s.durationMs) : '';
@@ -57,9 +67,13 @@ export class LaunchProgress {
     switch (s.status) {
       case 'running':
         return;
-      case 'waiting':
-        this.out(`  … ${name}  waiting${detail ? `: ${detail}` : ''}`);
+      case 'waiting': {
+        // when, within the stage, the cluster said so (the latest wait's own time)
+        const at = Date.parse(s.waits?.[s.waits.length - 1]?.at ?? '');
+        const offset = Number.isNaN(at) ? '' : ` +${formatDuration(Math.max(0, at - Date.parse(s.startedAt)))}`;
+        this.out(`  … ${name}${offset}  waiting${detail ? `: ${detail}` : ''}`);
         return;
+      }
       case 'succeeded':
         this.out(`  ✓ ${name}  ${dur}`);
         return;

@@ -38,6 +38,8 @@ export interface CommandSpec {
   /** Output formats -o accepts here (empty: -o is not used). */
   formats: readonly OutputFormat[];
   load: () => Promise<CommandRun>;
+  /** Never talks to `berth serve`: the API client is not loaded (a faster start). */
+  offline?: true;
   examples?: string[];
 }
 
@@ -54,7 +56,11 @@ const launchOptions: Record<string, OptionSpec> = {
   branch: { type: 'string', value: 'NAME', description: 'branch to check out' },
   agent: { type: 'string', value: 'NAME', description: 'agent profile from the config (default: defaults.agent in berth.yaml, else demo)' },
   executor: { type: 'string', value: 'NAME', description: 'executor or profile from the config (default: defaults.executor in berth.yaml, else local)' },
-  name: { type: 'string', value: 'NAME', description: 'a human name for the session' },
+  name: {
+    type: 'string',
+    value: 'NAME',
+    description: 'a unique name for the session, usable wherever an ID is (1-63 letters, digits, ".", "_", "-")',
+  },
   env: { type: 'string', multiple: true, value: 'K=V', description: 'extra environment for the agent (repeatable)' },
   'secret-env': {
     type: 'string',
@@ -62,7 +68,8 @@ const launchOptions: Record<string, OptionSpec> = {
     value: 'NAME',
     description: "pass the controller's environment variable NAME to the agent (repeatable); the value is read by berth serve at launch and resume, never stored",
   },
-  prompt: { type: 'string', value: 'TEXT', description: 'task text handed to the agent' },
+  prompt: { type: 'string', value: 'TEXT', description: 'task text handed to the agent (at most 96 KiB)' },
+  'prompt-file': { type: 'string', value: 'FILE', description: 'read the task text from FILE (- for stdin) instead of --prompt' },
   detach: { type: 'boolean', short: 'd', description: 'print the session id and return without waiting for the launch' },
 };
 
@@ -72,20 +79,39 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'serve',
     summary: 'run the controller and its HTTP API (foreground)',
-    usage: 'serve [--port N]',
+    usage: 'serve [--port N] [--host H]',
     description:
-      'Runs the controller for the data dir and serves the API on 127.0.0.1. Writes the bearer token to <data-dir>/api-token (mode 0600) and the port to <data-dir>/serve.json. Only one serve per data dir. Stop it with Ctrl-C or SIGTERM (workspaces keep running). Environment: BERTH_PORT (default port), BERTH_LOG_LEVEL (pino level, default info; logs go to stderr).',
-    options: { port: { type: 'string', value: 'N', description: 'port to listen on, 0 picks a free one (default: 7420)' } },
+      'Runs the controller for the data dir and serves the API on 127.0.0.1. Writes the bearer token to <data-dir>/state/api-token (mode 0600) and the port to <data-dir>/serve.json. Only one serve per data dir. Stop it with Ctrl-C or SIGTERM (workspaces keep running). Environment: BERTH_PORT (default port), BERTH_LOG_LEVEL (pino level, default info; logs go to stderr).',
+    options: {
+      port: { type: 'string', value: 'N', description: 'port to listen on, 0 picks a free one (default: 7420)' },
+      host: {
+        type: 'string',
+        value: 'H',
+        description: 'address to listen on (default: 127.0.0.1); anything but loopback makes the API reachable from the network (a warning is printed)',
+      },
+    },
     positionals: [],
     formats: [],
     load: cmd(() => import('./commands/serve.js')),
   },
   {
+    name: 'dashboard',
+    summary: 'print a one-time login link to the web dashboard',
+    usage: 'dashboard [--open]',
+    description:
+      "Asks the running berth serve for a one-time login code and prints the dashboard URL with it (http://127.0.0.1:PORT/#code=...). The link is valid for 5 minutes, once: opening it logs the browser in (an HttpOnly session cookie, valid until 12 hours unused or until berth serve restarts) and removes the code from the address bar. The code is in the URL's fragment, so it never reaches a server log. Run it again for another browser. With --open the link is opened with xdg-open where there is one.",
+    options: { open: { type: 'boolean', description: 'open the link in the default browser (xdg-open)' } },
+    positionals: [],
+    formats: [],
+    load: cmd(() => import('./commands/dashboard.js')),
+    examples: ['berth dashboard', 'berth dashboard --open'],
+  },
+  {
     name: 'launch',
     summary: 'launch a session and show its stages live',
-    usage: 'launch --repo URL|PATH [--agent NAME] [--executor NAME] [flags]',
+    usage: 'launch [--repo URL|PATH] [--agent NAME] [--executor NAME] [flags]',
     description:
-      'Creates a session and follows its launch stage by stage (each with its duration; while a stage waits, the reason). Ends with the session id and how to get in. Exits 1 if the launch fails, naming the failed stage. With -o json|yaml the progress goes to stderr and the final session view to stdout; with --detach only the id is printed. Ctrl-C stops following (the launch continues). Credentials in an http(s) --repo URL are split off: the session shows the URL without them, the credential is stored encrypted and used only for the clone (the workspace\'s origin has no credentials).',
+      'Creates a session and follows its launch stage by stage (each with its duration; while a stage waits, the reason). The repository is checked first (a local path must be a git repository, a file:// or git:// URL must answer, --branch must exist there): a bad one is refused before any session exists. A local session needs --repo; a Kubernetes session launched without one starts in an empty workspace. A local --repo path is sent into a Kubernetes Pod as a git bundle (branches and history). Ends with the session id and how to get in. Exits 1 if the launch fails, naming the failed stage, or if the agent exits with an error within a second of starting (its exit code and last output lines are shown). Exits 5 if berth serve goes away meanwhile (the launch goes on when it is back). With -o json|yaml the progress goes to stderr and the final session view to stdout; with --detach only the id is printed. Ctrl-C stops following (the launch continues). Credentials in an http(s) --repo URL are split off: the session shows the URL without them, the credential is stored encrypted and used only for the clone (the workspace\'s origin has no credentials).',
     options: launchOptions,
     positionals: [],
     formats: ['table', 'json', 'yaml'],
@@ -131,7 +157,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'run a command in the workspace; exits with its exit code',
     usage: 'exec [--cwd DIR] [--env K=V] [-i] ID -- CMD [ARG...]',
     description:
-      "Runs CMD (no shell; use `sh -c '...'` for one) in the session's workspace, streams its stdout/stderr, and exits with its exit code (128+N when killed by signal N; 127 when CMD is not found, 126 when it cannot be executed). With -i, berth's stdin is read to the end and given to the command.",
+      "Runs CMD (no shell; use `sh -c '...'` for one) in the session's workspace, streams its stdout/stderr, and exits with its exit code (128+N when killed by signal N; 127 when CMD is not found, 126 when it cannot be executed). Exits 5, never a code of the command's, when berth serve goes away before the command ends (its status is then unknown). With -i, berth's stdin is read to the end and given to the command.",
     options: {
       cwd: { type: 'string', value: 'DIR', description: 'working directory, relative to the workspace' },
       env: { type: 'string', multiple: true, value: 'K=V', description: 'extra environment (repeatable)' },
@@ -144,11 +170,26 @@ export const COMMANDS: readonly CommandSpec[] = [
     examples: ['berth exec s1 -- git status', "berth exec s1 -- sh -c 'npm test'"],
   },
   {
+    name: 'send',
+    summary: "send a line of input to the agent (its stdin)",
+    usage: 'send [-n] [--eof] ID [TEXT]',
+    description:
+      "Writes TEXT and a newline to the stdin of the session's running agent (agents that read instructions line by line, like the demo agent, answer in berth logs -f ID). With -n no newline is added; with --eof the agent's stdin is closed afterwards (TEXT may then be left out). Exits 4 when the agent is not running.",
+    options: {
+      'no-newline': { type: 'boolean', short: 'n', description: 'do not add a newline after TEXT' },
+      eof: { type: 'boolean', description: "close the agent's stdin after writing" },
+    },
+    positionals: ['ID', 'TEXT?'],
+    formats: [],
+    load: cmd(() => import('./commands/send.js')),
+    examples: ['berth send s1 "status"', 'berth send --eof s1'],
+  },
+  {
     name: 'shell',
     summary: 'an interactive shell in the workspace',
     usage: 'shell ID',
     description:
-      'Opens an interactive shell under a real PTY in the workspace (via `script` from util-linux). The terminal is put in raw mode and window resizes are forwarded. Exit the shell (or press Ctrl-D) to leave.',
+      'Opens an interactive shell under a real PTY in the workspace (via `script` from util-linux). The terminal is put in raw mode and window resizes are forwarded. Exit the shell (or press Ctrl-D) to leave. Exits with the shell\'s exit code, or 5 when berth serve goes away (which ends the shell).',
     options: {},
     positionals: ['ID'],
     formats: [],
@@ -185,12 +226,15 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'doctor',
-    summary: 'check the installation and the controller',
-    usage: 'doctor',
-    options: {},
+    summary: 'check the installation, the config, the controller and each Kubernetes executor',
+    usage: 'doctor [--executor NAME]',
+    description:
+      "Prints one line per check: ok, warn (a finding that does not fail doctor) or fail with what to fix; exits 1 when any check fails. Reads berth.yaml itself (berth serve need not run). Each Kubernetes executor is checked quickly: kubeconfig and context, API server and version, the namespace, every needed permission (SelfSubjectAccessReview), and per profile the template's security warnings, the storage class or existing claim, and a server-side dry-run create of the PVC and Pod a launch would create (nothing is stored). With --executor NAME only the config and that Kubernetes executor (its connection and permissions) or profile (also its storage and dry-runs) are checked, with the executor's own request timeout; for a local executor, the checks of this machine.",
+    options: { executor: { type: 'string', value: 'NAME', description: 'check only this Kubernetes executor or profile of the config' } },
     positionals: [],
     formats: [],
     load: cmd(() => import('./commands/doctor.js')),
+    examples: ['berth doctor', 'berth doctor --executor k8s'],
   },
   {
     name: 'openapi',
@@ -200,6 +244,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     formats: [],
     load: cmd(() => import('./commands/info.js').then((m) => ({ run: m.openapi }))),
+    offline: true,
   },
   {
     name: 'version',
@@ -209,6 +254,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     formats: ['table', 'json', 'yaml'],
     load: cmd(() => import('./commands/info.js').then((m) => ({ run: m.version }))),
+    offline: true,
   },
 ];
 

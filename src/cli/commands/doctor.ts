@@ -1,20 +1,26 @@
 /**
- * `berth doctor`: checks what berth needs, one line each (ok/fail) with a fix hint.
+ * `berth doctor`: checks what berth needs, one line each (ok/warn/fail) with a fix hint; with
+ * `--executor NAME`, only the config and the checks of that Kubernetes executor or profile.
  * @module
  */
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { loadConfig, type ResolvedConfig } from '../../config/index.js';
+import { findInstallRoot, loadConfig, type ResolvedConfig } from '../../config/index.js';
+import { probeBubblewrap } from '../../executors/local/index.js';
 import { write, type CliContext } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
+import type { ParsedCommand } from '../registry.js';
+import { checkAgentCommands, checkServeConfig } from './doctor-config.js';
+import { allKubernetesTargets, kubernetesChecks, namedKubernetesTarget } from './doctor-kubernetes.js';
 
 export interface Check {
   name: string;
   ok: boolean;
   detail: string;
   fix?: string;
+  /** A finding shown as `warn` that does not fail doctor (with `ok: true`). */
+  warn?: boolean;
 }
 
 const MIN_NODE = [20, 19] as const;
@@ -65,38 +71,62 @@ function checkConfig(ctx: CliContext): { check: Check; config: ResolvedConfig | 
 
 function checkAgentctl(config: ResolvedConfig | null): Check {
   const local = config ? Object.values(config.executors).find((e) => e.type === 'local') : undefined;
-  const path = local?.type === 'local' ? local.agentctlPath : fileURLToPath(new URL('./agentctl.cjs', import.meta.url));
+  const path = local?.type === 'local' ? local.agentctlPath : join(findInstallRoot(), 'dist', 'agentctl.cjs');
   return existsSync(path)
     ? { name: 'agentctl bundle', ok: true, detail: path }
     : { name: 'agentctl bundle', ok: false, detail: `${path} is missing`, fix: 'run: npm run build' };
 }
 
-async function checkServe(ctx: CliContext): Promise<Check> {
+/**
+ * Whether the local executors' sandbox works here (one trial bubblewrap run). An executor left at
+ * the default runs its agents unconfined where it does not, so that is a failure too, never "ok".
+ */
+export function checkSandbox(config: ResolvedConfig | null): Check | null {
+  const locals = config ? Object.values(config.executors).filter((e) => e.type === 'local') : [];
+  const confined = locals.filter((e) => e.type === 'local' && e.sandbox !== 'none').map((e) => e.name);
+  if (confined.length === 0) {
+    return locals.length === 0 ? null : { name: 'sandbox', ok: true, detail: `off (sandbox: none) for ${locals.map((e) => e.name).join(', ')}: agents run unconfined` };
+  }
+  const probe = probeBubblewrap({ fresh: true });
+  if (probe.ok) return { name: 'sandbox', ok: true, detail: `${probe.detail} confines the agents of ${confined.join(', ')}` };
+  return { name: 'sandbox', ok: false, detail: `${probe.reason}: agents of ${confined.join(', ')} would run unconfined (or, with sandbox: bubblewrap, not launch)`, fix: probe.fix };
+}
+
+async function checkServe(ctx: CliContext, config: ResolvedConfig | null): Promise<Check[]> {
   let client;
   try {
     client = ctx.client();
   } catch {
-    return { name: 'serve', ok: false, detail: `not running for ${ctx.dataDir}`, fix: 'start it with: berth serve' };
+    return [{ name: 'serve', ok: false, detail: `not running for ${ctx.dataDir}`, fix: 'start it with: berth serve' }];
   }
   try {
     const health = await client.health(AbortSignal.timeout(5000));
     const sessions = await client.list();
-    return { name: 'serve', ok: true, detail: `reachable (version ${health.version}, ${sessions.length} session(s))` };
+    const served = checkServeConfig(health.configSha256, config, 'stop it, then run berth serve (sessions keep running)');
+    return [{ name: 'serve', ok: true, detail: `reachable (version ${health.version}, ${sessions.length} session(s))` }, ...(served ? [served] : [])];
   } catch (err) {
-    return { name: 'serve', ok: false, detail: (err as Error).message, fix: 'restart it: stop the old berth serve, then run berth serve' };
+    return [{ name: 'serve', ok: false, detail: (err as Error).message, fix: 'restart it: stop the old berth serve, then run berth serve' }];
   }
 }
 
 export function renderChecks(checks: readonly Check[]): string {
   const width = Math.max(...checks.map((c) => c.name.length));
   return checks
-    .map((c) => `${c.ok ? 'ok  ' : 'fail'}  ${c.name.padEnd(width)}  ${c.detail}${c.ok || !c.fix ? '' : `\n      ${' '.repeat(width)}  fix: ${c.fix}`}`)
+    .map((c) => `${!c.ok ? 'fail' : c.warn ? 'warn' : 'ok  '}  ${c.name.padEnd(width)}  ${c.detail}${c.ok || !c.fix ? '' : `\n      ${' '.repeat(width)}  fix: ${c.fix}`}`)
     .join('\n')
     .concat('\n');
 }
 
-export async function run(ctx: CliContext): Promise<number> {
+export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> {
   const { check: configCheck, config } = checkConfig(ctx);
+  const only = cmd.values.executor;
+  if (typeof only === 'string') {
+    if (config === null) return report(ctx, [configCheck]);
+    const target = namedKubernetesTarget(config, only);
+    if (target !== null) return report(ctx, [configCheck, ...(await kubernetesChecks([target], { env: ctx.env, quick: false }))]);
+  }
+  // a local executor's checks are those of this machine: everything but the clusters
+  const clusters = typeof only === 'string' || config === null ? [] : allKubernetesTargets(config);
   const checks: Check[] = [
     checkNodeVersion(process.version),
     checkTool('git', ['--version'], 'install git (e.g. apt-get install git)'),
@@ -104,8 +134,15 @@ export async function run(ctx: CliContext): Promise<number> {
     checkDataDir(ctx.dataDir),
     checkAgentctl(config),
     configCheck,
-    await checkServe(ctx),
+    ...[checkSandbox(config)].filter((c): c is Check => c !== null),
+    ...checkAgentCommands(config, ctx.env.PATH),
+    ...(await kubernetesChecks(clusters, { env: ctx.env, quick: true })),
+    ...(await checkServe(ctx, config)),
   ];
+  return report(ctx, checks);
+}
+
+async function report(ctx: CliContext, checks: readonly Check[]): Promise<number> {
   await write(ctx.io.stdout, renderChecks(checks));
   return checks.every((c) => c.ok) ? ExitCode.ok : ExitCode.error;
 }

@@ -2,6 +2,7 @@
 import { constants } from 'node:os';
 import { parseEnvPairs } from '../args.js';
 import { write, type CliContext } from '../context.js';
+import { dataDirArgs, lostDuring } from '../exit-codes.js';
 import type { ParsedCommand } from '../registry.js';
 
 /** The shell convention for an exit status: the code, or 128 + signal number. */
@@ -24,7 +25,8 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
   const stdin = cmd.values.stdin === true ? await readAll(ctx.io.stdin) : undefined;
   // Output is written in order; a promise chain keeps stdout/stderr interleaving as received.
   let pending = Promise.resolve();
-  const result = await client.exec(
+  const result = await client
+    .exec(
     id,
     {
       argv: cmd.rest,
@@ -38,7 +40,11 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
         pending = pending.then(() => write(chunk.stream === 'stderr' ? ctx.io.stderr : ctx.io.stdout, chunk.data));
       },
     },
-  );
+  )
+    .catch((err: unknown) => {
+      // Exit 5, never a code the command could have returned itself: its real status is unknown.
+      throw lostDuring(err, `the command's exit status is unknown (it may still be running in the workspace); once berth serve runs again, look with: berth ${dataDirArgs(ctx.dataDirFlag)}exec ${id} -- ps -ef`);
+    });
   await pending;
   return exitStatusOf(result);
 }

@@ -1,6 +1,5 @@
 /** `berth version` and `berth openapi` (both work without a running serve). @module */
 import { writeFileSync } from 'node:fs';
-import { generateOpenApi } from '../../api/openapi.js';
 import { VERSION } from '../../shared/version.js';
 import { write, type CliContext } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
@@ -15,6 +14,8 @@ export async function version(ctx: CliContext): Promise<number> {
 }
 
 export async function openapi(ctx: CliContext, cmd: ParsedCommand): Promise<number> {
+  // Loaded here: `berth version` shares this module and needs none of the API schemas.
+  const { generateOpenApi } = await import('../../api/openapi.js');
   const text = `${JSON.stringify(generateOpenApi(VERSION), null, 2)}\n`;
   const out = cmd.values.out;
   if (typeof out === 'string') {

@@ -5,11 +5,12 @@
  */
 import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import type { LaunchRequest, SessionView } from '../../controller/service.js';
 import type { BerthClient } from '../../api/client.js';
 import { parseEnvPairs, parseEnvNames } from '../args.js';
 import { write, type CliContext } from '../context.js';
-import { ExitCode, UsageError } from '../exit-codes.js';
+import { dataDirArgs, ExitCode, lostDuring, UsageError } from '../exit-codes.js';
 import { formatData, formatDuration, stagesTotalMs } from '../output.js';
 import { LaunchProgress, type LaunchOutcome } from '../progress.js';
 import type { ParsedCommand } from '../registry.js';
@@ -25,17 +26,21 @@ export function repositoryFrom(repo: string, branch: string | undefined, cwd: st
 export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> {
   const v = cmd.values;
   const repo = v.repo as string | undefined;
-  if (!repo) throw new UsageError('launch: --repo URL|PATH is required', 'launch');
-  const repository = repositoryFrom(repo, v.branch as string | undefined, process.cwd());
-  if (repository.path !== undefined && !existsSync(repository.path)) {
+  if (repo === '') throw new UsageError('launch: --repo needs a URL or a path', 'launch');
+  if (repo === undefined && v.branch !== undefined) throw new UsageError('launch: --branch needs --repo', 'launch');
+  // Without --repo the controller decides: a Kubernetes session starts in an empty workspace, a local one needs a repository.
+  const repository = repo === undefined ? undefined : repositoryFrom(repo, v.branch as string | undefined, process.cwd());
+  if (repository?.path !== undefined && !existsSync(repository.path)) {
     throw new UsageError(`launch: --repo ${repo}: no such directory (give a clone URL or an existing path)`, 'launch');
   }
   const env = parseEnvPairs(v.env as string[] | undefined, '--env', 'launch');
-  const req: LaunchRequest = { repository };
+  const req: LaunchRequest = repository ? { repository } : {};
   if (typeof v.agent === 'string') req.agent = v.agent;
   if (typeof v.executor === 'string') req.executor = v.executor;
   if (typeof v.name === 'string') req.name = v.name;
+  if (typeof v.prompt === 'string' && typeof v['prompt-file'] === 'string') throw new UsageError('launch: give --prompt or --prompt-file, not both', 'launch');
   if (typeof v.prompt === 'string') req.prompt = v.prompt;
+  if (typeof v['prompt-file'] === 'string') req.prompt = await readPromptFile(ctx, v['prompt-file']);
   if (Object.keys(env).length > 0) req.env = env;
   const secretEnv = parseEnvNames(v['secret-env'] as string[] | undefined, '--secret-env', 'launch');
   if (secretEnv.length > 0) req.secretEnv = secretEnv;
@@ -43,6 +48,20 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
   const client = ctx.client();
   const view = await client.launch(req);
   return follow(ctx, client, view, 'launch', v.detach === true);
+}
+
+/** The text of --prompt-file (`-`: stdin); UsageError naming the file when it cannot be read. */
+async function readPromptFile(ctx: CliContext, file: string): Promise<string> {
+  if (file === '-') {
+    let text = '';
+    for await (const chunk of ctx.io.stdin) text += typeof chunk === 'string' ? chunk : (chunk as Buffer).toString('utf8');
+    return text;
+  }
+  try {
+    return await readFile(resolve(process.cwd(), file), 'utf8');
+  } catch (err) {
+    throw new UsageError(`launch: --prompt-file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'launch');
+  }
 }
 
 export async function resume(ctx: CliContext, cmd: ParsedCommand): Promise<number> {
@@ -97,6 +116,8 @@ async function follow(ctx: CliContext, client: BerthClient, view: SessionView, v
       if (outcome) break;
       showStatus();
     }
+  } catch (err) {
+    throw lostDuring(err, `the ${verb} goes on, or is rolled back, when berth serve runs again; check with: berth ${dataDirArgs(ctx.dataDirFlag)}status ${id}`);
   } finally {
     clearInterval(ticker);
     clearStatus();
@@ -111,9 +132,18 @@ async function follow(ctx: CliContext, client: BerthClient, view: SessionView, v
   outcome ??= LaunchProgress.outcomeOf(final);
   if (structured) await write(ctx.io.stdout, formatData(final, structured));
   if (outcome?.kind === 'ready') {
+    const exited = await watchAgentStart(client, id, ctx.interrupted);
+    if (exited && exited.exitCode !== 0) {
+      const how = exited.exitCode === null ? 'was killed by a signal (or lost)' : `exited with code ${exited.exitCode}`;
+      ctx.io.stderr.write(`berth: the agent of session ${id} ${how} right after it started${exited.tail.length > 0 ? '; its last output:' : ' (no output)'}\n`);
+      for (const l of exited.tail) ctx.io.stderr.write(`  | ${l}\n`);
+      ctx.io.stderr.write(`  next: berth logs ${id} (all output), berth resume ${id} (start it again), berth rm ${id} (clean up)\n`);
+      return ExitCode.error;
+    }
     // The same number `berth status` shows as Total: the sum of the stage durations.
     const total = stagesTotalMs(final.stages);
     line(`Session ${id} is ready (total ${formatDuration(total ?? Date.now() - started)}).`);
+    if (exited) line(`  the agent has already finished (exit code 0): berth logs ${id}`);
     line(`  get in:         berth shell ${id}`);
     line(`  follow agent:   berth logs -f ${id}`);
     line(`  run a command:  berth exec ${id} -- git status`);
@@ -124,4 +154,44 @@ async function follow(ctx: CliContext, client: BerthClient, view: SessionView, v
   ctx.io.stderr.write(`berth: ${verb} of session ${id} failed${stage}: ${message}\n`);
   ctx.io.stderr.write(`  next: berth status ${id} (details), berth resume ${id} (retry), berth rm ${id} (clean up)\n`);
   return ExitCode.error;
+}
+
+/**
+ * How long a followed launch keeps watching the agent once the session is ready: an agent that
+ * exits this soon did not get going (a missing key, a bad flag), and the user should see that
+ * instead of "ready". In ms.
+ */
+export const AGENT_WATCH_MS = 1000;
+
+/** The agent's exit and its last output lines when it exits within AGENT_WATCH_MS; null while it runs. */
+async function watchAgentStart(client: BerthClient, id: string, interrupted: AbortSignal): Promise<{ exitCode: number | null; tail: string[] } | null> {
+  const watch = AbortSignal.any([interrupted, AbortSignal.timeout(AGENT_WATCH_MS)]);
+  const decoder = new TextDecoder();
+  let text = '';
+  try {
+    // Follows the output: the stream ends when the agent exits.
+    for await (const chunk of client.logs(id, { follow: true, signal: watch })) {
+      text = (text + decoder.decode(chunk.data, { stream: true })).slice(-TAIL_CHARS);
+    }
+  } catch (err) {
+    // The window ended (or Ctrl-C) before the stream even started: the agent is still running.
+    if (!watch.aborted) throw lostDuring(err, `check the session with: berth status ${id}`);
+  }
+  if (watch.aborted) return null;
+  const agent = (await client.get(id)).agentProcess;
+  if (agent?.status !== 'exited') return null;
+  return { exitCode: agent.exitCode, tail: lastLines(text, TAIL_LINES) };
+}
+
+const TAIL_LINES = 10;
+const TAIL_CHARS = 16 * 1024;
+
+/** The last `n` non-empty lines of `text`, without terminal control characters. */
+export function lastLines(text: string, n: number): string[] {
+  return text
+    // eslint-disable-next-line no-control-regex
+    .replace(/\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]/g, '')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .slice(-n);
 }

@@ -23,7 +23,9 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
     // died or restarted) says where to pick up again.
     const name = (err as Error | undefined)?.name;
     if (!follow || ctx.interrupted.aborted || name === 'BerthApiError' || name === 'ControllerUnreachableError') throw err;
-    throw new ControllerLostError((err as Error).message, `berth ${dataDirArgs(ctx.dataDirFlag)}logs -f --from ${next} ${id}`);
+    const cause = (err as Error).cause;
+    const reason = (err as Error).name === 'StreamBrokenError' && cause instanceof Error && cause.message !== '' ? cause.message : (err as Error).message;
+    throw new ControllerLostError(reason, `berth ${dataDirArgs(ctx.dataDirFlag)}logs -f --from ${next} ${id}`);
   }
   if (follow && !ctx.interrupted.aborted) {
     const agent = (await client.get(id).catch(() => null))?.agentProcess;

@@ -3,11 +3,12 @@
  * the HTTP API until SIGINT/SIGTERM.
  * @module
  */
+import { join } from 'node:path';
 import { pino } from 'pino';
-import { startServe } from '../../api/serve.js';
+import { launchOptionsOf } from '../../api/dashboard/launch-options.js';
+import { DEFAULT_HOST, isLoopbackHost, startServe } from '../../api/serve.js';
 import { DEFAULT_API_PORT } from '../../api/routes.js';
-import { loadConfig } from '../../config/index.js';
-import type { SessionService } from '../../controller/service.js';
+import { findInstallRoot, loadConfig } from '../../config/index.js';
 import { VERSION } from '../../shared/version.js';
 import { write, type CliContext } from '../context.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
@@ -17,22 +18,40 @@ import { createSessionService } from '../controller-factory.js';
 export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> {
   const portText = (cmd.values.port as string | undefined) ?? ctx.env.BERTH_PORT ?? String(DEFAULT_API_PORT);
   if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) throw new UsageError('serve: --port must be 0..65535', 'serve');
+  const host = (cmd.values.host as string | undefined) ?? DEFAULT_HOST;
+  if (!/^(\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:.]+|[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)$/.test(host)) {
+    throw new UsageError(`serve: --host must be an IP address or a host name (got ${JSON.stringify(host)})`, 'serve');
+  }
   // Validate the config before anything else so a typo is reported without side effects.
   const config = loadConfig({ dataDir: ctx.dataDir, ...(ctx.configPath !== undefined ? { path: ctx.configPath } : {}) });
   const logger = pino({ name: 'berth', level: ctx.env.BERTH_LOG_LEVEL ?? 'info' }, pino.destination(2));
   const handle = await startServe({
     dataDir: ctx.dataDir,
     port: Number(portText),
+    host,
     version: VERSION,
+    // The built web app sits beside the CLI bundle (dist/berth.js → dist/web).
+    webRoot: join(findInstallRoot(), 'dist', 'web'),
+    launchOptions: launchOptionsOf(config),
     logger,
-    createService: (): Promise<SessionService> => createSessionService({ dataDir: ctx.dataDir, config, logger }),
+    // What `berth doctor` compares with the file on disk to tell that a restart is needed.
+    configSha256: config.sourceSha256 ?? null,
+    createService: () => createSessionService({ dataDir: ctx.dataDir, config, logger }),
   }).catch((err: unknown) => {
     if ((err as NodeJS.ErrnoException | undefined)?.code === 'EADDRINUSE') {
       throw new Error(`port ${portText} is in use (another berth serve on another data dir?); pick one with --port N or --port 0`, { cause: err });
     }
     throw err;
   });
-  await write(ctx.io.stdout, `berth serve ${VERSION} listening on http://127.0.0.1:${handle.port} (data dir ${ctx.dataDir}; token in ${ctx.dataDir}/api-token)\n`);
+  const shownHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  await write(ctx.io.stdout, `berth serve ${VERSION} listening on http://${shownHost}:${handle.port} (data dir ${ctx.dataDir}; token in ${ctx.dataDir}/state/api-token)\n`);
+  await write(ctx.io.stdout, `dashboard: run 'berth dashboard' for a login link\n`);
+  if (!isLoopbackHost(host)) {
+    await write(
+      ctx.io.stderr,
+      `warning: --host ${host} is not a loopback address: the API (and the dashboard) is then reachable from the network, protected only by its token and login codes over plain HTTP\n`,
+    );
+  }
   await new Promise<void>((resolve) => {
     const stop = (): void => {
       process.off('SIGINT', stop);

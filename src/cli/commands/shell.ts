@@ -4,6 +4,7 @@
  * @module
  */
 import { type CliContext } from '../context.js';
+import { dataDirArgs, lostDuring } from '../exit-codes.js';
 import type { ParsedCommand } from '../registry.js';
 import { exitStatusOf } from './exec.js';
 
@@ -36,7 +37,7 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
     return exitStatusOf(await conn.done);
   } catch (err) {
     if (ctx.interrupted.aborted) return 130;
-    throw err;
+    throw lostDuring(err, `the shell is ended with the controller; open a new one once berth serve runs again: berth ${dataDirArgs(ctx.dataDirFlag)}shell ${cmd.positionals[0] ?? ''}`);
   } finally {
     ctx.interrupted.removeEventListener('abort', onInterrupt);
     stdout.off('resize', onResize);

@@ -30,6 +30,10 @@ function slowService() {
   let getCalls = 0;
   const state = { subscribers: 0, openLogStreams: 0 };
   const service = {
+    // 's-1' is not id-shaped: the server looks it up among the sessions before calling get
+    async list(): Promise<SessionView[]> {
+      return [VIEW];
+    },
     async get(): Promise<SessionView> {
       getCalls++;
       await gate;

@@ -40,7 +40,7 @@ describe('Berth HTTP API over the fake session service', () => {
   });
 
   it('writes the token with mode 0600 and the actual port to serve.json', () => {
-    expect(statSync(join(dataDir, 'api-token')).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dataDir, 'state', 'api-token')).mode & 0o777).toBe(0o600);
     expect(Buffer.from(token, 'base64url')).toHaveLength(32);
     const info = JSON.parse(readFileSync(join(dataDir, 'serve.json'), 'utf8')) as { pid: number; port: number };
     expect(info).toMatchObject({ pid: process.pid, port: handle.port });

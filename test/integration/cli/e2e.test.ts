@@ -3,24 +3,14 @@
  * local executor, real agentctl and the demo agent) on a temp data dir.
  */
 import type { ChildProcess } from 'node:child_process';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { clientForDataDir } from '../../../src/api/node-client.js';
-import { CLI, ensureBuilt, ROOT, runCli, startServeProcess, stopProcess, tempDir } from './helpers.js';
+import { CLI, ensureBuilt, makeRepo, ROOT, runCli, startServeProcess, stopProcess, tempDir } from './helpers.js';
 
-function makeRepo(dir: string): void {
-  mkdirSync(dir, { recursive: true });
-  const git = (...args: string[]): void => {
-    execFileSync('git', ['-c', 'user.email=demo@example.com', '-c', 'user.name=demo', ...args], { cwd: dir, stdio: 'ignore' });
-  };
-  git('init', '-q', '-b', 'main');
-  writeFileSync(join(dir, 'README.md'), '# demo\n');
-  git('add', '.');
-  git('commit', '-qm', 'init');
-}
 
 describe('berth CLI against a real berth serve', () => {
   let root: string;
@@ -164,6 +154,8 @@ describe('berth CLI against a real berth serve', () => {
     if (!client) throw new Error('no serve.json');
     let out = '';
     let waiter: { text: string; resolve: () => void } | undefined;
+    let firstOutput = (): void => {};
+    const prompted = new Promise<void>((resolve) => (firstOutput = resolve));
     const seen = (text: string): Promise<void> =>
       out.includes(text) ? Promise.resolve() : new Promise((resolve) => (waiter = { text, resolve }));
     const conn = client.shell(id, {
@@ -171,9 +163,14 @@ describe('berth CLI against a real berth serve', () => {
       cols: 80,
       onOutput: (c) => {
         out += Buffer.from(c.data).toString();
+        firstOutput();
         if (waiter && out.includes(waiter.text)) waiter.resolve();
       },
     });
+    // A person types once the prompt shows. Keys sent earlier reach a terminal still in cooked mode:
+    // the line discipline echoes them, then the shell prints its prompt amid them (CI saw
+    // `echo typed-$((6# *7))`), which is right for a PTY but not what this checks.
+    await prompted;
     // One key at a time, as a person types: each is its own frame on the stream socket.
     for (const key of 'echo typed-$((6*7))\n') conn.write(Buffer.from(key));
     await seen('typed-42');
@@ -216,7 +213,7 @@ describe('berth CLI against a real berth serve', () => {
     const url = `http://127.0.0.1:${port}/api/v1/sessions`;
     expect((await fetch(url)).status).toBe(401);
     expect((await fetch(url, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
-    const token = readFileSync(join(dataDir, 'api-token'), 'utf8').trim();
+    const token = readFileSync(join(dataDir, 'state', 'api-token'), 'utf8').trim();
     expect((await fetch(url, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
   });
@@ -356,9 +353,12 @@ describe('berth CLI when berth serve dies or restarts', () => {
 
   it('shows an exited agent in ls, ends `logs -f` with its exit code, and resume starts it again (but refuses while it runs)', async () => {
     serve ??= (await startServeProcess(dataDir)).child;
+    // An agent that exits at once fails the launch (exit 1, its code and output shown); the session stays.
     const launch = await runCli(['launch', '--repo', repo, '--agent', 'quick'], { dataDir });
-    const id = /Session (\S+) is ready/.exec(launch.stdout)?.[1];
+    expect(launch.code).toBe(1);
+    const id = /the agent of session (\S+) exited with code 3 right after it started/.exec(launch.stderr)?.[1];
     if (!id) throw new Error(launch.stdout + launch.stderr);
+    expect(launch.stderr).toContain('  | quick-agent-done\n');
 
     const logs = await runCli(['logs', '-f', id], { dataDir });
     expect(logs.code, logs.stderr).toBe(0);
@@ -371,7 +371,8 @@ describe('berth CLI when berth serve dies or restarts', () => {
     }
 
     const resume = await runCli(['resume', id], { dataDir });
-    expect(resume.code, resume.stderr).toBe(0);
+    expect(resume.code, 'the new agent exits at once again').toBe(1);
+    expect(resume.stderr).toContain('exited with code 3 right after it started');
     expect(resume.stdout).toMatch(/✓ agent_start\s+\d/);
     expect(resume.stdout, 'only the agent is started again').not.toMatch(/workspace/);
     const view = JSON.parse((await runCli(['status', id, '-o', 'json'], { dataDir })).stdout) as { agentProcess: { id: string } };

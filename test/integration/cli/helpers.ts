@@ -3,8 +3,8 @@
  * a child process, and run an in-process API server over the fake session service.
  * @module
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,18 @@ export function ensureBuilt(): void {
   if (existsSync(CLI) && existsSync(join(ROOT, 'dist', 'agentctl.cjs'))) return;
   const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`npm run build failed:\n${r.stdout}\n${r.stderr}`);
+}
+
+/** A git repository with one commit on `main` holding a README titled `title`. */
+export function makeRepo(dir: string, title = 'demo'): void {
+  mkdirSync(dir, { recursive: true });
+  const git = (...args: string[]): void => {
+    execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd: dir, stdio: 'ignore' });
+  };
+  git('init', '-q', '-b', 'main');
+  writeFileSync(join(dir, 'README.md'), `# ${title}\n`);
+  git('add', '.');
+  git('commit', '-qm', 'init');
 }
 
 export function tempDir(prefix: string): string {

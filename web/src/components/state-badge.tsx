@@ -1,0 +1,6 @@
+import type { JSX } from 'preact';
+import type { SessionState } from '../../../src/controller/service.js';
+
+export function StateBadge({ state }: { state: SessionState }): JSX.Element {
+  return <span class={`badge state-${state}`}>{state}</span>;
+}
