@@ -25,6 +25,16 @@ export default tseslint.config(
     },
   },
   {
+    // The dashboard runs in the browser: DOM globals, no Node APIs.
+    files: ['web/**/*.ts', 'web/**/*.tsx'],
+    languageOptions: {
+      globals: Object.fromEntries(
+        ['window', 'document', 'location', 'history', 'navigator', 'fetch', 'WebSocket', 'TextEncoder', 'TextDecoder', 'AbortController', 'AbortSignal', 'DOMException', 'ResizeObserver', 'HTMLElement', 'MouseEvent', 'Event', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'console', 'URL', 'URLSearchParams'].map((g) => [g, 'readonly']),
+      ),
+    },
+    rules: { 'no-restricted-imports': ['error', { patterns: ['node:*'] }] },
+  },
+  {
     files: ['src/agentctl/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: ['../controller/*', '../cli/*', '../inventory/*', '../executors/*'] }],

@@ -1,9 +1,15 @@
 // Builds the shipped artifacts with esbuild:
 //  - dist/agentctl.cjs: the single-file agentctl daemon (CommonJS, no native modules, Node >= 18),
 //    the file copied into workspaces and the entry of the SEA binary;
-//  - dist/berth.js: the berth CLI and controller (ESM; npm dependencies stay external).
+//  - dist/agentctl-loader.cjs + dist/agentctl.cjs.v8cache: how the local executor starts that bundle,
+//    from a V8 code cache written here by one real start (src/agentctl/code-cache.ts);
+//  - dist/berth.js + dist/chunks/: the berth CLI and controller (ESM, split per command so a command
+//    loads only what it needs; npm dependencies but zod stay external);
+//  - dist/web: the dashboard, built with Vite from web/.
 import { build } from 'esbuild';
-import { readFileSync, existsSync, mkdirSync, chmodSync } from 'node:fs';
+import { build as viteBuild } from 'vite';
+import { readFileSync, existsSync, mkdirSync, chmodSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
@@ -37,21 +43,75 @@ if (existsSync(agentctlEntry)) {
   });
   chmodSync(join(dist, 'agentctl.cjs'), 0o755);
   console.log('built dist/agentctl.cjs');
+
+  await build({
+    entryPoints: [join(root, 'src/agentctl/loader.ts')],
+    outfile: join(dist, 'agentctl-loader.cjs'),
+    bundle: true,
+    platform: 'node',
+    target: 'node18',
+    format: 'cjs',
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+  // The cache belongs to this bundle and this Node: a stale one is removed first, and one that
+  // cannot be written only costs agentctl its faster start (the loader compiles as usual).
+  rmSync(join(dist, 'agentctl.cjs.v8cache'), { force: true });
+  const cache = spawnSync(process.execPath, [join(dist, 'agentctl-loader.cjs'), '--write-code-cache', join(dist, 'agentctl.cjs')], { encoding: 'utf8', timeout: 30_000 });
+  if (cache.status === 0) console.log('built dist/agentctl-loader.cjs, dist/agentctl.cjs.v8cache');
+  else console.warn(`warning: no agentctl code cache (${(cache.stderr || cache.error?.message || `exit ${cache.status}`).trim()}); agentctl starts without it`);
+}
+
+// npm packages stay external (resolved from node_modules at run time), but for these: zod is on the
+// path of every command that talks to serve, and loading its ~100 ESM files one by one costs more
+// than the one chunk it becomes here.
+const BUNDLED_IN_CLI = new Set(['zod']);
+
+/** An esbuild plugin: every bare import (npm package or node: builtin) is external, but `bundled`. */
+function externalPackagesBut(bundled) {
+  return {
+    name: 'external-packages',
+    setup(b) {
+      b.onResolve({ filter: /^[^./]/ }, (args) => {
+        const parts = args.path.split('/');
+        const name = args.path.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+        return bundled.has(name) ? undefined : { external: true };
+      });
+    },
+  };
 }
 
 const cliEntry = join(root, 'src/cli/main.ts');
 if (existsSync(cliEntry)) {
+  // Code splitting: dist/berth.js is the entry (bin/berth.js imports it) and each command's
+  // `load: () => import(...)` in src/cli/registry.ts becomes a chunk under dist/chunks/, so a
+  // trivial command (version, help, ls) does not load client-node, better-sqlite3 or pino.
+  rmSync(join(dist, 'chunks'), { recursive: true, force: true });
   await build({
-    entryPoints: [cliEntry],
-    outfile: join(dist, 'berth.js'),
+    entryPoints: { berth: cliEntry },
+    outdir: dist,
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
     bundle: true,
     platform: 'node',
     target: 'node20',
     format: 'esm',
-    packages: 'external',
+    plugins: [externalPackagesBut(BUNDLED_IN_CLI)],
     sourcemap: 'linked',
     define,
     logLevel: 'warning',
   });
-  console.log('built dist/berth.js');
+  console.log('built dist/berth.js (+ dist/chunks/)');
+}
+
+// dist/web: the dashboard (web/, Preact + Vite), served by `berth serve`.
+const webConfig = join(root, 'web/vite.config.ts');
+if (existsSync(webConfig)) {
+  await viteBuild({
+    configFile: webConfig,
+    root: join(root, 'web'),
+    logLevel: 'warn',
+    build: { outDir: join(dist, 'web'), emptyOutDir: true },
+  });
+  console.log('built dist/web');
 }

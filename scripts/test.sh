@@ -7,6 +7,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 results_dir=$(mktemp -d -t berth-test.XXXXXX)
+# A failed integration, browser or Kubernetes test runs once more (vitest.config.ts); the summary at
+# the end names each one that passed only then. BERTH_TEST_RETRY=0 turns it off.
+export BERTH_TEST_RETRY="${BERTH_TEST_RETRY:-1}"
 status=0
 
 step() { printf '\n==> %s\n' "$*"; }
@@ -21,6 +24,10 @@ npm run --silent lint || exit 1
 step "unit and integration tests"
 npx vitest run --project unit --project integration \
   --reporter=default --reporter=json --outputFile.json="$results_dir/local.json" || status=1
+
+step "dashboard in a browser (Debian's Chromium, headless; screenshots in artifacts/screenshots)"
+npx vitest run --project browser \
+  --reporter=default --reporter=json --outputFile.json="$results_dir/browser.json" || status=1
 
 cluster_started=0
 stop_cluster() {
@@ -48,8 +55,14 @@ if [ -z "${BERTH_TEST_KUBECONFIG:-}" ]; then
 fi
 
 if [ -n "${BERTH_TEST_KUBECONFIG:-}" ]; then
+  # The SEA build is what Pods without Node get; built once here, not by each parallel test file.
+  step "agentctl SEA build (for images without Node)"
+  npm run --silent build:sea >/dev/null || { echo "error: npm run build:sea failed" >&2; status=1; }
   step "Kubernetes tests against $BERTH_TEST_KUBECONFIG"
-  npx vitest run --project k8s \
+
+  # The files mostly wait on the kubelet, not the CPU: more workers than cores (the soak alone runs
+  # ~10 minutes; the rest share the other workers).
+  npx vitest run --project k8s --maxWorkers=5 \
     --reporter=default --reporter=json --outputFile.json="$results_dir/k8s.json" || status=1
 else
   status=1
