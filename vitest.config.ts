@@ -5,9 +5,9 @@ import { defineConfig } from 'vitest/config';
 //  - integration: real child processes (the built agentctl bundle, the berth controller) on loopback;
 //  - browser: the dashboard in Debian's Chromium (headless, playwright-core) against a real berth serve;
 //  - k8s: the real test cluster under test/cluster (scripts/test.sh brings it up and down).
-// The full suite (scripts/test.sh, so CI) runs each integration, browser and Kubernetes test a second
-// time if it fails, and its closing summary names every test that needed it, with the first
-// failure's error: a timing flake then costs a rerun, not the run, and is still reported to fix.
+// The full suite (scripts/test.sh, so CI) runs a failing integration, browser or Kubernetes test again,
+// up to twice (BERTH_TEST_RETRY), and its closing summary names every test that needed it, with the
+// first failure's error: a timing flake then costs a rerun, not the run, and is still reported to fix.
 // Unit tests are pure logic and get no retry. A single `npx vitest run FILE` retries nothing.
 const retry = Number(process.env.BERTH_TEST_RETRY ?? 0);
 
