@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { directLaunchProblem, launchTargetNames, resolveProfile } from '../config/index.js';
-import type { ExecutorProfileSnapshot } from '../executors/executor.js';
+import type { ExecutorProfileSnapshot, StopResult } from '../executors/executor.js';
 import { isProvisionalState, type SessionRecord } from '../inventory/index.js';
 import { errorMessage } from '../shared/errors.js';
 import { sanitize } from '../shared/sanitize.js';
@@ -238,8 +238,9 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
       if (!executor) throw new SessionStateError(id, session.state as SessionView['state'], 'stop', `executor '${row.executor}' is not configured any more`);
       setSessionState(this.#ctx, id, 'stopping', session.error);
       const live = this.#ctx.live.detach(id);
+      let stopped: StopResult | void;
       try {
-        await executor.stopInstance(
+        stopped = await executor.stopInstance(
           { identity: identityOf(id, row.instanceId), metadata: row.metadata, ...(live ? { control: live.instance.control } : {}), ...profileOf(session) },
           { destroy: false, reason: 'user_stop', signal: AbortSignal.timeout(STOP_TIMEOUT_MS) },
         );
@@ -250,7 +251,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
       } finally {
         await live?.instance.close().catch(() => undefined);
       }
-      this.#ctx.store.upsertRuntime({ ...row, state: 'stopped' });
+      this.#ctx.store.upsertRuntime({ ...row, metadata: { ...row.metadata, ...stopped?.metadata }, state: 'stopped' });
       setSessionState(this.#ctx, id, 'stopped', null);
     });
     return this.get(id);

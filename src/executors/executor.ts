@@ -167,6 +167,14 @@ export interface StopOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * What a completed stop leaves for the runtime row: metadata keys to set (the executor's own keys;
+ * e.g. that the stopped Pod is known to be gone with all its containers).
+ */
+export interface StopResult {
+  metadata?: Readonly<Record<string, string>>;
+}
+
 export type InstanceLiveness = 'running' | 'unreachable' | 'stopped' | 'missing';
 
 export interface InstanceStatus {
@@ -187,7 +195,7 @@ export interface Executor {
   /** Fresh launch, or (with `req.previous`) reconnect/revive. Throws a LaunchError naming the failed stage. */
   createInstance(req: CreateInstanceRequest): Promise<ExecutorInstance>;
   /** Stops agentctl and its processes; with `destroy` also removes the workspace. Idempotent. */
-  stopInstance(target: StopTarget, opts: StopOptions): Promise<void>;
+  stopInstance(target: StopTarget, opts: StopOptions): Promise<StopResult | void>;
   /**
    * Re-establishes a dead connection to a running instance (a dropped forward, a restarted agentctl:
    * re-handshake with the recorded nonce, same instance id). No new side effects unless agentctl

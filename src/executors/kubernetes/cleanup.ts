@@ -7,7 +7,7 @@
  */
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { ownershipLabelProblems } from './compose/index.js';
-import { deletePod, deletePvc, getPod, getPvc, isConflict, type KubeClient } from './kube/index.js';
+import { deletePod, deletePvc, getPod, getPvc, isConflict, type DeleteOutcome, type KubeClient } from './kube/index.js';
 
 export type Kind = 'Pod' | 'PVC';
 
@@ -58,13 +58,16 @@ export async function verifyTarget(client: KubeClient, t: CleanupTarget, signal:
   return { target: t, resourceVersion: m.resourceVersion ?? null };
 }
 
-/** Deletes a verified target (UID + resourceVersion preconditions) and waits until it is gone. */
-export async function deleteVerified(client: KubeClient, v: Verified, signal: AbortSignal): Promise<void> {
-  if (v.resourceVersion === null) return;
+/**
+ * Deletes a verified target (UID + resourceVersion preconditions) and waits until it is gone (a Pod
+ * with its containers: see deletePod). `absent`: it was gone before this call.
+ */
+export async function deleteVerified(client: KubeClient, v: Verified, signal: AbortSignal): Promise<DeleteOutcome> {
+  if (v.resourceVersion === null) return 'absent';
   const { target: t } = v;
   const pre = { uid: t.uid, resourceVersion: v.resourceVersion };
-  if (t.kind === 'Pod') await deletePod(client, t.namespace, t.name, pre, signal);
-  else await deletePvc(client, t.namespace, t.name, pre, signal);
+  if (t.kind === 'Pod') return deletePod(client, t.namespace, t.name, pre, signal);
+  return deletePvc(client, t.namespace, t.name, pre, signal);
 }
 
 /** How often a delete is re-verified and retried after its resourceVersion moved. */
@@ -75,12 +78,11 @@ const CONFLICT_RETRIES = 5;
  * status: the controllers update them all the time) it is read and checked again — same UID, same
  * labels — and the delete retried. A changed identity still deletes nothing.
  */
-export async function deleteChecked(client: KubeClient, v: Verified, signal: AbortSignal, foreign: 'refuse' | 'skip'): Promise<void> {
+export async function deleteChecked(client: KubeClient, v: Verified, signal: AbortSignal, foreign: 'refuse' | 'skip'): Promise<DeleteOutcome> {
   let current = v;
   for (let attempt = 0; ; attempt++) {
     try {
-      await deleteVerified(client, current, signal);
-      return;
+      return await deleteVerified(client, current, signal);
     } catch (err) {
       if (!isConflict(err) || attempt >= CONFLICT_RETRIES) throw err;
       current = await verifyTarget(client, current.target, signal, foreign);

@@ -155,6 +155,11 @@ export const META = {
    * being created (not the nonce itself), so a crash before its UID is recorded still finds it.
    */
   pendingCreateDigest: 'kubernetes_pending_create_digest',
+  /**
+   * `true` once a stop deleted the recorded Pod gracefully and saw it gone: the kubelet had stopped
+   * its containers and unmounted its volumes first. Dropped when a new Pod is created.
+   */
+  podReclaimed: 'kubernetes_pod_reclaimed',
   resourceInstanceId: 'kubernetes_resource_instance_id',
   resourceSessionId: 'kubernetes_resource_session_id',
   resourceExecutor: 'kubernetes_resource_executor',

@@ -10,7 +10,7 @@
 import { KeyedLock } from '../../shared/locks.js';
 import { silentLogger, type Logger } from '../../shared/logger.js';
 import { errorMessage } from '../../shared/errors.js';
-import type { CreateInstanceRequest, Executor, ExecutorInstance, InstanceStatus, RefreshRequest, StopOptions, StopTarget } from '../executor.js';
+import type { CreateInstanceRequest, Executor, ExecutorInstance, InstanceStatus, RefreshRequest, StopOptions, StopResult, StopTarget } from '../executor.js';
 import { LaunchError } from '../executor.js';
 import { AgentctlArtifacts, type AgentctlArtifactPaths } from './artifacts.js';
 import { resourceNames, validateIdentity, type ProbeResult, type ResourceIdentity } from './compose/index.js';
@@ -76,7 +76,7 @@ export class KubernetesExecutor implements Executor {
     });
   }
 
-  stopInstance(target: StopTarget, opts: StopOptions): Promise<void> {
+  stopInstance(target: StopTarget, opts: StopOptions): Promise<StopResult | void> {
     return this.#locks.run(target.identity.instanceId, () => stopKubernetesInstance(this.client, target, opts, this.#log));
   }
 
@@ -159,6 +159,7 @@ export class KubernetesExecutor implements Executor {
       profileHash: profileHash(profile),
       templateHash: templateHash(profile),
       pendingCreateDigest: null,
+      podReclaimed: false,
     };
   }
 

@@ -23,6 +23,7 @@ const base: KubernetesMetadata = {
   profileHash: 'p'.repeat(64),
   templateHash: 't'.repeat(64),
   pendingCreateDigest: null,
+  podReclaimed: false,
 };
 const DIGEST = 'd'.repeat(64);
 /** Before the PVC create: nothing created yet, the claim's nonce digest recorded. */
@@ -60,6 +61,15 @@ describe('kubernetes inventory metadata', () => {
     ['a digest that is not SHA-256 hex', { ...podCreating, pendingCreateDigest: 'nonce-in-clear' }, 'pod_creating', /not a SHA-256 digest/],
   ])('refuses %s', (_what, m, state, message) => {
     expect(() => decodeKubernetesMetadata(encodeKubernetesMetadata(m, state), state)).toThrow(message);
+  });
+
+  it('records that the stopped Pod is gone with its containers (the key is true or absent)', () => {
+    const reclaimed = { ...base, podReclaimed: true };
+    const encoded = encodeKubernetesMetadata(reclaimed, 'ready');
+    expect(encoded[META.podReclaimed]).toBe('true');
+    expect(decodeKubernetesMetadata(encoded, 'ready')).toEqual(reclaimed);
+    expect(encodeKubernetesMetadata(base, 'ready')[META.podReclaimed]).toBeUndefined();
+    expect(() => decodeKubernetesMetadata({ ...encoded, [META.podReclaimed]: 'yes' }, 'ready')).toThrow(/must be true when set/);
   });
 
   it('refuses a resource instance id that differs from the agentctl instance id', () => {

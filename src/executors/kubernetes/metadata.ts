@@ -39,6 +39,11 @@ export interface KubernetesMetadata {
    * (the PVC named from the instance id, or the Pod under `podName`), whose UID is not known yet.
    */
   pendingCreateDigest: string | null;
+  /**
+   * The recorded Pod is gone with all its containers (a stop deleted it gracefully and saw it go):
+   * a new Pod under its name cannot meet them, so it needs no wait for its Running status.
+   */
+  podReclaimed: boolean;
 }
 
 const PROVISIONAL = new Set<string>(Object.values(CHECKPOINT));
@@ -68,6 +73,7 @@ export function encodeKubernetesMetadata(m: KubernetesMetadata, state: string): 
   if (m.restartCount !== null) out[META.restartCount] = String(m.restartCount);
   if (m.agentctlFlavor !== null) out[META.agentctlFlavor] = m.agentctlFlavor;
   if (m.pendingCreateDigest !== null) out[META.pendingCreateDigest] = m.pendingCreateDigest;
+  if (m.podReclaimed) out[META.podReclaimed] = 'true';
   return out;
 }
 
@@ -123,6 +129,8 @@ export function decodeKubernetesMetadata(meta: Readonly<Record<string, string>>,
   const pendingCreateDigest = optional(meta, META.pendingCreateDigest);
   if (pendingCreateDigest !== null && !/^[0-9a-f]{64}$/.test(pendingCreateDigest)) throw new KubernetesInventoryError(`${META.pendingCreateDigest} is not a SHA-256 digest`);
   if (flavor !== null && flavor !== 'bundle' && flavor !== 'sea') throw new KubernetesInventoryError(`${META.agentctlFlavor} '${flavor}' is unknown`);
+  const reclaimed = optional(meta, META.podReclaimed);
+  if (reclaimed !== null && reclaimed !== 'true') throw new KubernetesInventoryError(`${META.podReclaimed} must be true when set`);
   const m: KubernetesMetadata = {
     instanceId,
     sessionId: required(meta, META.resourceSessionId),
@@ -143,6 +151,7 @@ export function decodeKubernetesMetadata(meta: Readonly<Record<string, string>>,
     profileHash: required(meta, META.profileHash),
     templateHash: required(meta, META.templateHash),
     pendingCreateDigest,
+    podReclaimed: reclaimed === 'true',
   };
   checkWorkspace(m);
   checkState(m, state);

@@ -10,7 +10,7 @@
 import { errorMessage } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { sanitize } from '../../shared/sanitize.js';
-import type { StopOptions, StopTarget } from '../executor.js';
+import type { StopOptions, StopResult, StopTarget } from '../executor.js';
 import { deleteChecked, verifyTarget, type CleanupTarget, type Verified } from './cleanup.js';
 import { ownershipLabels } from './compose/index.js';
 import { decodeProfileSnapshot } from './config/index.js';
@@ -40,7 +40,7 @@ function pvcTarget(m: KubernetesMetadata, state: string): CleanupTarget | null {
   return { kind: 'PVC', namespace: m.namespace, name: m.pvcName, uid: m.pvcUid, labels: pvcAdmissionVerified(state) ? ownershipLabels(identityOf(m)) : null };
 }
 
-export async function stopKubernetesInstance(client: KubeClient, target: StopTarget, opts: StopOptions, log: Logger): Promise<void> {
+export async function stopKubernetesInstance(client: KubeClient, target: StopTarget, opts: StopOptions, log: Logger): Promise<StopResult | void> {
   const signal = opts.signal ?? AbortSignal.timeout(180_000);
   const { meta, state } = recordedMetadata(target.metadata);
   // A Pod whose create the controller did not live to record (`pod_creating`) is stopped like a recorded one.
@@ -55,8 +55,11 @@ export async function stopKubernetesInstance(client: KubeClient, target: StopTar
       return;
     }
     if (pod === null) return;
-    await deleteChecked(client, await verifyTarget(client, pod, signal, 'refuse'), signal, 'refuse');
-    return;
+    // A graceful delete (deletePod): the agent gets SIGTERM from agentctl, and the Pod is gone only
+    // once its containers stopped. Recorded, so a resume may exec into the new Pod at once; a Pod
+    // found gone may have been deleted at once by someone else, its containers still running.
+    const outcome = await deleteChecked(client, await verifyTarget(client, pod, signal, 'refuse'), signal, 'refuse');
+    return outcome === 'deleted' ? { metadata: { [META.podReclaimed]: 'true' } } : undefined;
   }
   // Destroy: verify everything before deleting anything.
   const targets = [pod, pvcTarget(meta, state) ?? (pending?.kind === 'PVC' ? pending : null)].filter((t): t is CleanupTarget => t !== null);

@@ -51,8 +51,14 @@ export function createPvc(client: KubeClient, namespace: string, pvc: V1Persiste
 }
 
 /**
- * Deletes the Pod (grace 0) only if it still has `preconditions`, then waits until it is gone.
- * `signal` bounds the whole call, the wait included.
+ * Deletes the Pod only if it still has `preconditions`, then waits until it is gone. `signal`
+ * bounds the whole call, the wait included.
+ *
+ * The delete is graceful (the Pod's own terminationGracePeriodSeconds): the kubelet sends SIGTERM
+ * (SIGKILL after the grace period), unmounts the volumes and only then deletes the object. So once
+ * it is gone, nothing of that Pod runs, and a new Pod under its name cannot meet its containers
+ * (a delete with grace 0 would make the API forget it while its containers still run).
+ * The options go in the body: when a DELETE has one, the API server ignores its query parameters.
  * @throws KubeApiError reason `Conflict` when the Pod changed (another UID or resourceVersion);
  *   reason `ClientTimeout`/`Aborted` when `signal` fired before the Pod was gone.
  */
@@ -66,12 +72,9 @@ export async function deletePod(
   const action = `delete pod ${namespace}/${name}`;
   try {
     await client.request(action, signal, (o) =>
-      client.core.deleteNamespacedPod(
-        // Background: a Pod has no dependents to wait for, and Foreground would make the delete
-        // wait for the garbage collector to drop its finalizer.
-        { namespace, name, gracePeriodSeconds: 0, propagationPolicy: 'Background', body: { preconditions } },
-        o,
-      ),
+      // Background: a Pod has no dependents to wait for, and Foreground would make the delete
+      // wait for the garbage collector to drop its finalizer.
+      client.core.deleteNamespacedPod({ namespace, name, body: { preconditions, propagationPolicy: 'Background' } }, o),
     );
   } catch (err) {
     return deleteFailed(err, action, preconditions);
@@ -94,7 +97,7 @@ export async function deletePvc(
   const action = `delete pvc ${namespace}/${name}`;
   try {
     await client.request(action, signal, (o) =>
-      client.core.deleteNamespacedPersistentVolumeClaim({ namespace, name, propagationPolicy: 'Background', body: { preconditions } }, o),
+      client.core.deleteNamespacedPersistentVolumeClaim({ namespace, name, body: { preconditions, propagationPolicy: 'Background' } }, o),
     );
   } catch (err) {
     return deleteFailed(err, action, preconditions);

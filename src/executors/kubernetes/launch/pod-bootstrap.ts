@@ -44,7 +44,9 @@ interface Early {
 export async function readyAndBootstrap(l: KubeLaunchState, opts: { name: string; nonce: string; clone: boolean }): Promise<BootstrappedPod> {
   const key = probeKey(l);
   const remembered = key === undefined || l.req.repository.path !== undefined ? undefined : l.env.probes.get(key);
-  const reusedName = !opts.clone;
+  // A replacement's name was an earlier Pod's, whose containers may still run (see createReadyPod);
+  // not after a stop that saw that Pod gone with them (a resume).
+  const reusedName = !opts.clone && !l.meta.podReclaimed;
   let monitor: PodMonitor | null = null;
   try {
     let delivery: AgentctlDelivery;
@@ -74,7 +76,7 @@ export async function readyAndBootstrap(l: KubeLaunchState, opts: { name: string
     m.endBudgets();
     m.stage = STAGE.bootstrap;
     await l.stage(STAGE.bootstrap, async () => {
-      delivery = await Promise.race([bootstrap(l, m, opts, { delivery, gzip }, early, key), m.failure]);
+      delivery = await Promise.race([bootstrap(l, m, { ...opts, reusedName }, { delivery, gzip }, early, key), m.failure]);
       await l.checkpoint(CHECKPOINT.bootstrapped);
     });
     return { monitor: m, delivery };
@@ -95,7 +97,7 @@ function deliveryFor(l: KubeLaunchState, probe: ProbeResult): AgentctlDelivery {
 async function bootstrap(
   l: KubeLaunchState,
   monitor: PodMonitor,
-  opts: { name: string; nonce: string; clone: boolean },
+  opts: { name: string; nonce: string; clone: boolean; reusedName: boolean },
   { delivery, gzip }: { delivery: AgentctlDelivery; gzip: boolean },
   early: Early | null,
   key: string | undefined,
@@ -113,7 +115,7 @@ async function bootstrap(
   }
   l.env.log.warn({ session: l.identity.sessionId, image: l.mainContainer?.image }, 'the image changed under its name since this controller probed it: probing it again');
   if (key !== undefined) l.env.probes.delete(key);
-  const probe = await probeUntilReady(l, monitor, opts.name, !opts.clone);
+  const probe = await probeUntilReady(l, monitor, opts.name, opts.reusedName);
   if (key !== undefined) l.env.probes.set(key, probe);
   const fresh = deliveryFor(l, probe);
   await upload(fresh, probe.gzip);

@@ -42,17 +42,19 @@ export interface FirstExec {
  * takes an exec: the image probe, or `first` when the image was probed before (the bootstrap then
  * starts the moment the container can run it; the stage ends when it is accepted).
  *
- * `reusedName`: the name was a Pod's before (a resume or a replacement). The kubelet routes an exec
- * by name, and may still run the old Pod's containers for a moment after the API forgot it: an
- * exec could land there. So such a Pod is tried only once its own status shows the main container
- * running (the status may lag the container by up to a second; fresh names keep the fast path).
+ * `reusedName`: the name was a Pod's whose containers may still run (a replacement: that Pod went
+ * without Berth seeing it go, e.g. deleted by someone with grace 0). The kubelet routes an exec by
+ * name, and may still run the old Pod's containers for a moment after the API forgot it: an exec
+ * could land there. So such a Pod is tried only once its own status shows the main container
+ * running (the status may lag the container by up to a second). Fresh names, and a resume after a
+ * stop that saw the old Pod's graceful delete through (`podReclaimed`), keep the fast path.
  * Checking that one probe reached the new Pod (its UID from the downward API) is not enough: tried,
  * and the bootstrap exec after it was still routed to the old Pod's container (InternalError).
  */
 export async function createReadyPod(l: KubeLaunchState, name: string, opts: { reusedName?: boolean; first?: FirstExec } = {}): Promise<ReadyPod> {
   const desired = desiredPod({ profile: l.profile, identity: l.identity, namespace: l.namespace, random: l.env.random }, name, l.meta.pvcCreated ? l.meta.pvcName : null);
   // Recorded before the create (spec §4.1, improved): a crash before the UID is recorded still finds this Pod.
-  l.meta = { ...l.meta, podName: name, podUid: null, restartCount: null, remotePort: null };
+  l.meta = { ...l.meta, podName: name, podUid: null, restartCount: null, remotePort: null, podReclaimed: false };
   await l.checkpointPending(CHECKPOINT.podCreating, desired);
   // Whether the create itself answered: an object adopted by a GET (ambiguous create) may already be bound to a node.
   let answered = false;
