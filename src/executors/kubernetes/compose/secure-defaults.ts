@@ -19,8 +19,9 @@ import { DEFAULT_POD_UID, DEFAULT_TERMINATION_GRACE_SECONDS } from '../constants
  *   re-chowning a large retained workspace on every start. emptyDirs are world-writable anyway.
  * - `enableServiceLinks: false` when unset: the agent's environment should not fill up with one
  *   set of variables per Service of the namespace.
- * - `terminationGracePeriodSeconds` 5 when unset: agentctl stops the agent before the Pod is
- *   deleted, so a long grace period only slows `stop`.
+ * - `terminationGracePeriodSeconds` 5 when unset: a stop deletes the Pod gracefully and waits
+ *   for it; agentctl (PID 1) stops the agent on the kubelet's SIGTERM at once, so a long grace
+ *   period would only slow a `stop` whose agent ignores SIGTERM.
  */
 export function applyPodDefaults(spec: V1PodSpec, mainContainer: string): void {
   const sc = (spec.securityContext ??= {});
