@@ -4,8 +4,8 @@
  * a watch until the object is gone (NotFound, or the name now belongs to another UID).
  * @module
  */
-import type { V1ObjectMeta, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import type { KubeClient } from './client.js';
+import type { V1DeleteOptions, V1ObjectMeta, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type { CallOptions, KubeClient } from './client.js';
 import { KubeApiError, isConflict, isNotFound } from './errors.js';
 import { watchPod, watchPvc } from './watch.js';
 import type { ObjectEvent } from './watch.js';
@@ -62,47 +62,49 @@ export function createPvc(client: KubeClient, namespace: string, pvc: V1Persiste
  * @throws KubeApiError reason `Conflict` when the Pod changed (another UID or resourceVersion);
  *   reason `ClientTimeout`/`Aborted` when `signal` fired before the Pod was gone.
  */
-export async function deletePod(
-  client: KubeClient,
-  namespace: string,
-  name: string,
-  preconditions: DeletePreconditions,
-  signal: AbortSignal,
-): Promise<DeleteOutcome> {
-  const action = `delete pod ${namespace}/${name}`;
-  try {
-    await client.request(action, signal, (o) =>
-      // Background: a Pod has no dependents to wait for, and Foreground would make the delete
-      // wait for the garbage collector to drop its finalizer.
-      client.core.deleteNamespacedPod({ namespace, name, body: { preconditions, propagationPolicy: 'Background' } }, o),
-    );
-  } catch (err) {
-    return deleteFailed(err, action, preconditions);
-  }
-  await waitGone(action, preconditions.uid, signal, (onEvent, inner) => watchPod(client, namespace, name, onEvent, inner));
-  return 'deleted';
+export function deletePod(client: KubeClient, namespace: string, name: string, preconditions: DeletePreconditions, signal: AbortSignal): Promise<DeleteOutcome> {
+  return deleteAndWait(
+    client,
+    `delete pod ${namespace}/${name}`,
+    preconditions,
+    signal,
+    (body, o) => client.core.deleteNamespacedPod({ namespace, name, body }, o),
+    (onEvent, inner) => watchPod(client, namespace, name, onEvent, inner),
+  );
 }
 
 /**
  * Deletes the PVC only if it still has `preconditions`, then waits until it is gone (a PVC in use
  * by a Pod stays until that Pod is gone: `kubernetes.io/pvc-protection`). Same errors as deletePod.
  */
-export async function deletePvc(
+export function deletePvc(client: KubeClient, namespace: string, name: string, preconditions: DeletePreconditions, signal: AbortSignal): Promise<DeleteOutcome> {
+  return deleteAndWait(
+    client,
+    `delete pvc ${namespace}/${name}`,
+    preconditions,
+    signal,
+    (body, o) => client.core.deleteNamespacedPersistentVolumeClaim({ namespace, name, body }, o),
+    (onEvent, inner) => watchPvc(client, namespace, name, onEvent, inner),
+  );
+}
+
+/** The DELETE (its options in the body) and the wait until the object with the precondition UID is gone. */
+async function deleteAndWait<T extends { metadata?: V1ObjectMeta }>(
   client: KubeClient,
-  namespace: string,
-  name: string,
+  action: string,
   preconditions: DeletePreconditions,
   signal: AbortSignal,
+  del: (body: V1DeleteOptions, options: CallOptions) => Promise<unknown>,
+  watch: (onEvent: (event: ObjectEvent<T>) => void, inner: AbortSignal) => Promise<void>,
 ): Promise<DeleteOutcome> {
-  const action = `delete pvc ${namespace}/${name}`;
   try {
-    await client.request(action, signal, (o) =>
-      client.core.deleteNamespacedPersistentVolumeClaim({ namespace, name, body: { preconditions, propagationPolicy: 'Background' } }, o),
-    );
+    // Background: neither object has dependents to wait for, and Foreground would make the delete
+    // wait for the garbage collector to drop its finalizer.
+    await client.request(action, signal, (o) => del({ preconditions, propagationPolicy: 'Background' }, o));
   } catch (err) {
     return deleteFailed(err, action, preconditions);
   }
-  await waitGone(action, preconditions.uid, signal, (onEvent, inner) => watchPvc(client, namespace, name, onEvent, inner));
+  await waitGone(action, preconditions.uid, signal, watch);
   return 'deleted';
 }
 
