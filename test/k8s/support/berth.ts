@@ -7,7 +7,7 @@
  * @module
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,11 +29,38 @@ export const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..
 /** Builds the agentctl bundle and the SEA binary (delivered into Pods) when missing or stale. */
 export function ensureArtifacts(): void {
   const bundle = join(ROOT, 'dist', 'agentctl.cjs');
-  if (!existsSync(bundle)) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'ignore' });
   const sea = join(ROOT, 'dist', 'agentctl-sea');
-  if (!existsSync(sea) || statSync(sea).mtimeMs < statSync(bundle).mtimeMs) {
+  const stale = (): boolean => !existsSync(bundle) || !existsSync(sea) || statSync(sea).mtimeMs < statSync(bundle).mtimeMs;
+  if (!stale()) return;
+  // Test files run in parallel: one builds, the others wait for it and then find the build fresh.
+  withBuildLock(() => {
+    if (!existsSync(bundle)) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'ignore' });
+    if (!stale()) return;
     const res = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-sea.mjs')], { cwd: ROOT, encoding: 'utf8', timeout: 240_000 });
     if (res.status !== 0) throw new Error(`npm run build:sea failed (${res.status}): ${res.stderr.slice(-2000)}`);
+  });
+}
+
+/** Runs `build` holding dist/.test-build.lock (a directory: mkdir is atomic); a lock older than the build's timeout is taken over. */
+function withBuildLock(build: () => void): void {
+  const lock = join(ROOT, 'dist', '.test-build.lock');
+  mkdirSync(join(ROOT, 'dist'), { recursive: true });
+  const wait = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const held = statSync(lock, { throwIfNoEntry: false });
+      if (held !== undefined && Date.now() - held.mtimeMs > 300_000) rmSync(lock, { recursive: true, force: true });
+      Atomics.wait(wait, 0, 0, 200);
+    }
+  }
+  try {
+    build();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
   }
 }
 
