@@ -1,8 +1,8 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bootstrapPlans, EXIT_UPLOAD_PREPARE_FAILED } from './bootstrap-plan.js';
+import { AGENTCTL_STARTING_LINE, bootstrapPlans, EXIT_UPLOAD_PREPARE_FAILED, lineWatcher } from './bootstrap-plan.js';
 import { prepareScript } from './prepare.js';
 import { startScript } from './start-script.js';
 import { IDENTITY, runSh, SHELLS, tempRoots } from './testing.js';
@@ -80,11 +80,48 @@ describe.each(SHELLS)('the whole bootstrap with %s', (_label, shell) => {
     const r = runSh(shell, up.script, { input: Buffer.concat(up.stdin) });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
-    // prepare.sh ran during the exec, before the marker: the workspace is ready when it returns.
+    // the one stdout line: the controller starts connecting when it reads it
+    expect(r.stdout).toBe(`${AGENTCTL_STARTING_LINE}\n`);
+    // prepare.sh ran during the exec, after the marker: the workspace is ready when it returns.
     expect(existsSync(p.preparedMarker)).toBe(true);
     expect(readFileSync(p.prepareLog, 'utf8')).toContain(`setup HOME=${p.home}`);
     const start = runSh(shell, startScript(p));
     expect(start.stdout).toBe('agentctl via launcher: --from-launcher\n');
+  });
+
+  it('starts prepare.sh before agentctl has arrived: the exec still gets the tail only after the setup script ran', async () => {
+    const { dir, paths: p } = tempRoots('berth-bootstrap-');
+    dirs.push(dir);
+    const ran = join(dir, 'setup-ran');
+    const [plan] = bootstrapPlans({
+      identity: IDENTITY,
+      flavor: 'sea',
+      bootstrapNonce: NONCE,
+      prepareScript: prepareScript({ source: { kind: 'none' }, setupScript: `: >${ran}`, paths: p }),
+      agentctl: Buffer.from('#!/bin/sh\necho agentctl\n'),
+      waitForPrepare: true,
+      paths: p,
+    });
+    const up = bootstrapUpload(plan!);
+    const [cmd = '/bin/sh', ...pre] = shell;
+    const child = spawn(cmd, [...pre, '-c', up.script], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+    // every chunk but agentctl's (the tail), then wait: only a prepare.sh started in the background gets here
+    for (const chunk of up.stdin.slice(0, -1)) child.stdin.write(chunk);
+    try {
+      const deadline = Date.now() + 3000;
+      while (!existsSync(ran) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(existsSync(ran), 'prepare.sh ran before the tail arrived').toBe(true);
+      expect(existsSync(p.startMarker), 'no marker before agentctl is in place').toBe(false);
+    } finally {
+      child.stdin.end(up.stdin.at(-1));
+    }
+    expect(await exited).toBe(0);
+    expect(stdout).toBe(`${AGENTCTL_STARTING_LINE}\n`);
+    expect(existsSync(p.startMarker)).toBe(true);
+    expect(existsSync(p.preparedMarker)).toBe(true);
   });
 
   it('reports a prepare.sh failure from the bootstrap exec with its output; the start command, already started, leaves prepare to the exec', () => {
@@ -104,6 +141,7 @@ describe.each(SHELLS)('the whole bootstrap with %s', (_label, shell) => {
     const r = runSh(shell, up.script, { input: Buffer.concat(up.stdin) });
     expect(r.status).toBe(EXIT_UPLOAD_PREPARE_FAILED);
     expect(r.stderr).toContain('is not empty but is not a git checkout');
+    expect(r.stdout, 'the marker line comes before prepare.sh runs').toBe(`${AGENTCTL_STARTING_LINE}\n`);
     expect(readFileSync(p.prepareFailed, 'utf8').trim()).toBe('1');
     // The marker came before prepare.sh (agentctl boots during the clone), after the prepare.exec marker.
     expect(existsSync(p.startMarker)).toBe(true);
@@ -112,5 +150,26 @@ describe.each(SHELLS)('the whole bootstrap with %s', (_label, shell) => {
     const start = runSh(shell, startScript(p));
     expect(start.stdout, 'the start command runs agentctl, not a second prepare.sh').toBe('agentctl started\n');
     expect(readFileSync(p.prepareLog, 'utf8')).toBe(log);
+  });
+});
+
+describe('lineWatcher', () => {
+  it('calls back once, when the whole line has arrived, even split across chunks', () => {
+    let seen = 0;
+    const watch = lineWatcher('berth: go', () => seen++);
+    watch(Buffer.from('x'));
+    watch(Buffer.from('berth: g'));
+    expect(seen).toBe(0);
+    watch(Buffer.from('o'));
+    expect(seen, 'not before its newline').toBe(0);
+    watch(Buffer.from('\nberth: go\n'));
+    expect(seen).toBe(1);
+  });
+
+  it('does not call back for a line that only contains the text or lacks it', () => {
+    let seen = 0;
+    const watch = lineWatcher('go', () => seen++);
+    for (const part of ['g', 'o', 'ne', '\n', 'g\n', 'o!\n']) watch(Buffer.from(part));
+    expect(seen).toBe(0);
   });
 });

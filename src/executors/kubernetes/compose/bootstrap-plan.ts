@@ -9,8 +9,37 @@ import { authEnv, runtimeEnv, serializeEnvFile, type AgentctlFlavor } from './en
 import { gitCredentialFile, gitCredentialHelperScript } from './git-credentials.js';
 import type { ResourceIdentity } from './identity.js';
 import { bootstrapPaths, type BootstrapPaths } from './paths.js';
+import { shQuote } from './shell.js';
 import { prepareLines } from './start-script.js';
 import type { UploadFile, UploadPlan } from './upload.js';
+
+/**
+ * The line the bootstrap exec prints on stdout right after it wrote the start marker: agentctl is
+ * starting, so the controller can open its forward and hand over the nonce while prepare.sh (the
+ * clone) still runs in the same exec.
+ */
+export const AGENTCTL_STARTING_LINE = 'berth: start marker written';
+
+/**
+ * A stdout listener that calls `onSeen` once, when `line` has appeared (a chunk boundary may split
+ * it; only the last `line.length - 1` bytes of each chunk are kept between chunks).
+ */
+export function lineWatcher(line: string, onSeen: () => void): (chunk: Uint8Array) => void {
+  const needle = Buffer.from(`${line}\n`, 'utf8');
+  let carry = Buffer.alloc(0);
+  let seen = false;
+  return (chunk) => {
+    if (seen) return;
+    const text = Buffer.concat([carry, chunk]);
+    if (text.includes(needle)) {
+      seen = true;
+      carry = Buffer.alloc(0);
+      onSeen();
+      return;
+    }
+    carry = Buffer.from(text.subarray(Math.max(0, text.length - (needle.length - 1))));
+  };
+}
 
 /** Exit status of the bootstrap exec when it ran prepare.sh (`waitForPrepare`) and that failed; the log tail is on stderr. */
 export const EXIT_UPLOAD_PREPARE_FAILED = 75;
@@ -36,12 +65,15 @@ export interface BootstrapInput {
   /** Env names the Pod template sets on the main container: agentctl passes them on to workspace processes. */
   passEnv?: readonly string[];
   /**
-   * Run prepare.sh (clone, setup script) inside the bootstrap exec, right after the start marker,
-   * so agentctl starts up while the clone runs: the exec then ends when the workspace is ready, and
-   * a failure comes back at once as exit status {@link EXIT_UPLOAD_PREPARE_FAILED} with the log's
+   * Run prepare.sh (clone, setup script) inside the bootstrap exec, in the background from the
+   * moment the files it reads are in place (before agentctl's own files arrive), so the clone
+   * overlaps agentctl's upload and start-up: the exec then ends when the workspace is ready, and a
+   * failure comes back at once as exit status {@link EXIT_UPLOAD_PREPARE_FAILED} with the log's
    * tail on stderr. The exec first writes the `prepare.exec` marker, so the start command leaves
-   * prepare.sh to it. (agentctl touches the workspace only when its instance is created, after the
-   * exec; prepare.sh never touches `.agentctl`'s entries but its own.) @default false
+   * prepare.sh to it. (agentctl touches the workspace only when its instance is created, which may
+   * happen during the clone: it then only makes its own state directory under `.agentctl`, and
+   * prepare.sh never touches `.agentctl`'s entries but its own; the agent starts after the exec.)
+   * @default false
    */
   waitForPrepare?: boolean;
   paths?: BootstrapPaths;
@@ -61,17 +93,20 @@ export function bootstrapPlans(input: BootstrapInput): UploadPlan[] {
     files.push({ path: p.gitCredentialHelper, mode: 0o700, data: text(gitCredentialHelperScript(p)) });
     files.push({ path: p.gitCredentials, mode: 0o600, data: text(gitCredentialFile(input.repositoryCredentials)) });
   }
-  files.push(...(input.extraFiles ?? []));
   if (input.waitForPrepare === true) files.push({ path: p.prepareInExecMarker, mode: 0o600, data: new Uint8Array() });
   const agentctl: UploadFile =
     input.agentctl instanceof Uint8Array ? { path: input.flavor === 'bundle' ? p.agentctlBundle : p.agentctl, mode: 0o755, data: input.agentctl } : input.agentctl;
+  // prepare.sh (the clone) starts as soon as what it reads is in place: it runs while agentctl's
+  // files arrive and agentctl boots; the exec ends when both the marker is written and it is done.
   const main: UploadPlan = {
     roots,
     directories: [{ path: p.home, mode: 0o700 }],
     files,
+    ...(input.waitForPrepare === true ? { background: prepareLines(p, EXIT_UPLOAD_PREPARE_FAILED, 40) } : {}),
+    lateFiles: input.extraFiles ?? [],
     tail: agentctl,
     marker: p.startMarker,
-    ...(input.waitForPrepare === true ? { afterMarker: prepareLines(p, EXIT_UPLOAD_PREPARE_FAILED, 40) } : {}),
+    afterMarker: [`echo ${shQuote(AGENTCTL_STARTING_LINE)}`],
   };
   if (!input.repoBundle) return [main];
   return [{ roots, files: [], tail: { path: p.repoBundle, mode: 0o600, data: input.repoBundle } }, main];

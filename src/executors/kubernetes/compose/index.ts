@@ -27,7 +27,7 @@ export { assertPvcAdmitted, pvcAdmissionProblems } from './admission-pvc.js';
 export { authEnv, runtimeEnv, serializeEnvFile, type AgentctlFlavor } from './env-file.js';
 export { EXIT_PREPARE_FAILED, EXIT_PREPARE_MISSING, prepareLines, startScript } from './start-script.js';
 export { bootstrapUpload, compressedUploadScript, EXIT_SHORT_WRITE, EXIT_UNSAFE_DESTINATION, type UploadCommand, type UploadFile, type UploadPlan } from './upload.js';
-export { bootstrapPlans, EXIT_UPLOAD_PREPARE_FAILED, type BootstrapInput } from './bootstrap-plan.js';
+export { AGENTCTL_STARTING_LINE, bootstrapPlans, EXIT_UPLOAD_PREPARE_FAILED, lineWatcher, type BootstrapInput } from './bootstrap-plan.js';
 export { EXIT_PROBE_MISMATCH, MIN_BUNDLE_NODE_MAJOR, parseProbeOutput, PROBE_SCRIPT, probeGuard, type ProbeResult } from './probe.js';
 export { prepareScript, type PrepareInput, type RepositorySource } from './prepare.js';
 export { credentialScope, gitCredentialFile, gitCredentialHelperScript } from './git-credentials.js';

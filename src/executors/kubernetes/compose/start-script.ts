@@ -51,8 +51,9 @@ export function prepareLines(paths: BootstrapPaths, exitCode: number, tailLines:
  * The script given as the main container's single `args` entry. Contains paths only, no secret:
  * it is visible in the Pod spec.
  *
- * - Polls for the marker every 50 ms so agentctl starts right after the bootstrap exec; where
- *   `sleep` takes whole seconds only, `sleep 0.05` fails and the loop falls back to `sleep 1`.
+ * - Polls for the marker every 20 ms for the first ~5 s (the bootstrap exec usually writes it well
+ *   within that), then every 100 ms, so agentctl starts right after the marker; where `sleep` takes
+ *   whole seconds only, a fractional sleep fails and the loop falls back to `sleep 1`.
  * - auth.env is sourced before prepare.sh (HOME) and before agentctl (the nonce).
  * - prepare.sh runs until it succeeds once per Pod (the `prepared` marker on the runtime volume;
  *   the bootstrap exec may already have run it). On failure its tail goes to the container log
@@ -71,7 +72,10 @@ export function startScript(paths: BootstrapPaths = bootstrapPaths()): string {
     // PID 1 ignores signals it has no handler for: without this a Pod deleted before the bootstrap
     // waits out its whole grace period (agentctl, exec'd below, handles SIGTERM itself)
     "trap 'exit 143' TERM INT",
-    `while [ ! -e ${q(paths.startMarker)} ]; do sleep 0.05 2>/dev/null || sleep 1; done`,
+    'n=0',
+    `while [ ! -e ${q(paths.startMarker)} ]; do`,
+    '  if [ "$n" -lt 250 ]; then n=$((n + 1)); sleep 0.02 2>/dev/null || sleep 1; else sleep 0.1 2>/dev/null || sleep 1; fi',
+    'done',
     // a bootstrap exec that runs prepare.sh itself (after the marker, so agentctl boots during the
     // clone) says so first; the exec reports a failure, and the launch fails and deletes the Pod
     ...prepareLines(paths, EXIT_PREPARE_FAILED, 20, { unless: paths.prepareInExecMarker }),

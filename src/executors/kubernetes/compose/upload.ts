@@ -1,6 +1,6 @@
 /**
  * The bootstrap upload: ONE `sh -c <script>` exec whose stdin carries every file (spec §5.1–§5.3,
- * improved from four execs to one). No tar, no `kubectl cp`: only POSIX sh, `dd`, `cat`, `mktemp`,
+ * improved from four execs to one). No tar, no `kubectl cp`: only POSIX sh, `dd`, `cat`,
  * `chmod`, `mv`, `wc`, present in busybox and every distro image.
  *
  * Framing: the sizes are in the script, the bytes on stdin. A sized file must be read exactly:
@@ -36,6 +36,14 @@ export interface UploadPlan {
   directories?: readonly { path: string; mode: number }[];
   /** Small files, framed by size, in stdin order. */
   files: readonly UploadFile[];
+  /**
+   * Shell lines started in the background right after `files` are in place (stdin closed), while
+   * `lateFiles` and the tail still arrive (e.g. prepare.sh: the clone overlaps agentctl's upload).
+   * The script waits for them at its very end and exits with their status when it is not 0.
+   */
+  background?: readonly string[];
+  /** Small files framed like `files`, written after `background` has started. */
+  lateFiles?: readonly UploadFile[];
   /** The one large file, read to EOF after the small ones. */
   tail?: UploadFile | null;
   /**
@@ -80,9 +88,15 @@ dir() {
   if [ -L "$1" ]; then fail ${EXIT_UNSAFE_DESTINATION} "refusing symlinked directory $1"; fi
   if [ -e "$1" ]; then [ -d "$1" ] || fail ${EXIT_UNSAFE_DESTINATION} "$1 is not a directory"; else mkdir "$1" || fail ${EXIT_UNSAFE_DESTINATION} "cannot create $1"; fi
 }
+# the temp name is made with builtins only (no mktemp fork per file): the volumes are the Pod's own
+# and nothing else writes to them before the start marker; a name that exists all the same is refused
+n=0
 begin() {
   if [ -L "$1" ] || [ -d "$1" ]; then fail ${EXIT_UNSAFE_DESTINATION} "refusing to replace $1 (a symlink or a directory)"; fi
-  tmp=$(mktemp "$2/.berth-upload.XXXXXX")
+  n=$((n + 1))
+  tmp="$2/.berth-upload.$$.$n"
+  if [ -e "$tmp" ] || [ -L "$tmp" ]; then t=$tmp; tmp=; fail ${EXIT_UNSAFE_DESTINATION} "refusing the existing temp file $t"; fi
+  : >"$tmp"
 }
 fb=
 if dd if=/dev/null of=/dev/null bs=4096 count=0 iflag=fullblock 2>/dev/null; then fb=1; fi
@@ -96,7 +110,7 @@ take() {
 finish() {
   size=$(wc -c <"$tmp")
   [ $((size)) -eq "$3" ] || fail ${EXIT_SHORT_WRITE} "$1: received $((size)) of $3 bytes"
-  # mktemp made it 0600: only another mode costs a chmod
+  # made under umask 077, it is 0600: only another mode costs a chmod
   [ "$2" = 0600 ] || chmod "$2" "$tmp"
   mv -f "$tmp" "$1"
   tmp=
@@ -153,10 +167,13 @@ export function bootstrapUpload(plan: UploadPlan): UploadCommand {
     if (reader !== null) lines.push(`${reader} || fail ${EXIT_SHORT_WRITE} ${q(`cannot write ${file.path}`)}`);
     lines.push(`finish ${q(file.path)} ${octal(file.mode)} ${file.data.length}`);
   };
-  for (const f of plan.files) {
+  const small = (f: UploadFile): void => {
     write(f, f.data.length === 0 ? null : `take ${f.data.length}`);
     if (f.data.length > 0) stdin.push(Buffer.from(f.data.buffer, f.data.byteOffset, f.data.length));
-  }
+  };
+  plan.files.forEach(small);
+  if (plan.background?.length) lines.push('(', ...plan.background, ') </dev/null &', 'bg=$!');
+  (plan.lateFiles ?? []).forEach(small);
   if (plan.tail) {
     write(plan.tail, 'cat >"$tmp"');
     stdin.push(Buffer.from(plan.tail.data.buffer, plan.tail.data.byteOffset, plan.tail.data.length));
@@ -164,6 +181,7 @@ export function bootstrapUpload(plan: UploadPlan): UploadCommand {
   lines.push(...(plan.finalStep ?? []));
   if (plan.marker) write({ path: plan.marker, mode: 0o600, data: new Uint8Array() }, null);
   lines.push(...(plan.afterMarker ?? []));
+  if (plan.background?.length) lines.push('if wait "$bg"; then :; else exit $?; fi');
   lines.push('');
   return { script: lines.join('\n'), stdin };
 }

@@ -45,6 +45,8 @@ export interface ExecOptions {
    * prints first thing can tell "never started, try again" from "may have run" this way.
    */
   onFirstStdout?: () => void;
+  /** Called with every stdout chunk as it arrives (after `onFirstStdout` for the first one). */
+  onStdout?: (chunk: Buffer) => void;
 }
 
 export interface ExecResult {
@@ -104,7 +106,7 @@ export async function execInContainer(client: KubeClient, opts: ExecOptions): Pr
   const where = `${opts.namespace}/${opts.pod}/${opts.container}`;
   const connector = streamConnector(client, where);
   const max = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
-  const stdout = new TailBuffer(max, opts.onFirstStdout);
+  const stdout = new TailBuffer(max, opts.onFirstStdout, opts.onStdout);
   const stderr = new TailBuffer(max);
   const stdin = opts.stdin === undefined ? null : new PassThrough();
   let status: V1Status | undefined;
@@ -238,6 +240,7 @@ class TailBuffer extends Writable {
   constructor(
     private readonly max: number,
     private onFirst?: () => void,
+    private readonly onChunk?: (chunk: Buffer) => void,
   ) {
     super();
   }
@@ -246,6 +249,11 @@ class TailBuffer extends Writable {
       const first = this.onFirst;
       this.onFirst = undefined;
       first();
+    }
+    try {
+      this.onChunk?.(chunk);
+    } catch {
+      // a listener's bug must not break the exec's output
     }
     this.chunks.push(Buffer.from(chunk));
     this.size += chunk.length;

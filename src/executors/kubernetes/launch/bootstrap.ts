@@ -1,9 +1,11 @@
 /**
  * Stage `bootstrap` (spec §5, improved): one exec whose stdin carries every file — runtime.env,
  * auth.env (memory-backed volume only), prepare.sh, the clone credential helper, agentctl for the
- * image (bundle or SEA + its libraries) and its launcher — then the start marker; the same exec
- * waits in the Pod until prepare.sh (the clone, the setup script) has finished, so the stage ends
- * with the workspace ready and a prepare failure is reported with its output at once. A local-path
+ * image (bundle or SEA + its libraries) and its launcher — then the start marker; prepare.sh (the
+ * clone, the setup script) starts in the background as soon as its own files are in place, and
+ * the same exec waits in the Pod until it has finished, so the stage ends with the workspace ready
+ * and a prepare failure is reported with its output at once. The exec prints one line when the
+ * marker is written: the connect (start-pod.ts) starts then, while the clone may still run. A local-path
  * repository travels the same way, as a git bundle. Where the image was probed before, the first
  * exec is started while the Pod comes up (pod-ready.ts) and only awaited here.
  * @module
@@ -17,7 +19,7 @@ import { gzip } from 'node:zlib';
 import type { RepositorySpec } from '../../executor.js';
 import { LaunchError } from '../../executor.js';
 import { STAGE } from '../constants.js';
-import { bootstrapPlans, bootstrapUpload, compressedUploadScript, EXIT_PROBE_MISMATCH, EXIT_UPLOAD_PREPARE_FAILED, prepareScript, type RepositorySource, type UploadFile } from '../compose/index.js';
+import { AGENTCTL_STARTING_LINE, bootstrapPlans, bootstrapUpload, lineWatcher, compressedUploadScript, EXIT_PROBE_MISMATCH, EXIT_UPLOAD_PREPARE_FAILED, prepareScript, type RepositorySource, type UploadFile } from '../compose/index.js';
 import { execInContainer, type ExecResult } from '../kube/index.js';
 import type { AgentctlDelivery } from '../artifacts.js';
 import type { KubeLaunchState } from './context.js';
@@ -32,6 +34,8 @@ export interface BootstrapOptions {
   clone: boolean;
   /** The image has gzip: the upload goes compressed. */
   compress: boolean;
+  /** Called once the start marker is written (agentctl starts while prepare.sh still runs). */
+  onAgentctlStarting?: () => void;
 }
 
 /** Compressed copies of large constant chunks (agentctl, its libraries), made once per file version. */
@@ -83,6 +87,8 @@ export async function localRepositoryBundle(path: string, signal?: AbortSignal):
 export interface BootstrapExec {
   command: string[];
   stdin: Buffer[];
+  /** The last exec's stdout listener: it says when the start marker is written. */
+  onStdout?: (chunk: Buffer) => void;
 }
 
 /** The bootstrap's guard found the image changed since its probe (see probeGuard): probe again. */
@@ -114,7 +120,12 @@ export async function bootstrapExecs(l: KubeLaunchState, opts: Omit<BootstrapOpt
     plans.map(async (plan, i) => {
       const plain = bootstrapUpload(plan);
       const cmd = opts.compress ? { script: compressedUploadScript(plain.script), stdin: await Promise.all(plain.stdin.map(gzipChunk)) } : plain;
-      return { command: ['sh', '-c', `${i === 0 ? (opts.guard ?? '') : ''}${cmd.script}`], stdin: cmd.stdin };
+      const starting = i === plans.length - 1 ? opts.onAgentctlStarting : undefined;
+      return {
+        command: ['sh', '-c', `${i === 0 ? (opts.guard ?? '') : ''}${cmd.script}`],
+        stdin: cmd.stdin,
+        ...(starting ? { onStdout: lineWatcher(AGENTCTL_STARTING_LINE, starting) } : {}),
+      };
     }),
   );
 }
@@ -128,7 +139,15 @@ export async function runBootstrap(l: KubeLaunchState, pod: string, execs: reado
     const res =
       i === 0 && first !== undefined
         ? await first
-        : await execInContainer(l.client, { namespace: l.namespace, pod, container: l.profile.mainContainer, command: exec.command, stdin: exec.stdin, ...(l.signal ? { signal: l.signal } : {}) });
+        : await execInContainer(l.client, {
+            namespace: l.namespace,
+            pod,
+            container: l.profile.mainContainer,
+            command: exec.command,
+            stdin: exec.stdin,
+            ...(exec.onStdout ? { onStdout: exec.onStdout } : {}),
+            ...(l.signal ? { signal: l.signal } : {}),
+          });
     if (res.exitCode === EXIT_PROBE_MISMATCH && i === 0) throw new ProbeMismatchError(`the image in ${pod} changed since it was probed`);
     if (res.exitCode === EXIT_UPLOAD_PREPARE_FAILED) {
       throw new LaunchError(STAGE.bootstrap, 'PrepareFailed', `preparing the workspace failed (clone or setup_script): ${lastLines(res.stderr, 15)}`);

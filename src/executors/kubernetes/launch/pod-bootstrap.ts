@@ -17,6 +17,7 @@ import type { AgentctlDelivery } from '../artifacts.js';
 import { probeGuard, type ProbeResult } from '../compose/index.js';
 import type { ExecResult } from '../kube/index.js';
 import { bootstrapExecs, bootstrapPod, ProbeMismatchError, runBootstrap, type BootstrapExec } from './bootstrap.js';
+import type { Connected } from './connect.js';
 import type { KubeLaunchState } from './context.js';
 import type { PodMonitor } from './monitor.js';
 import { createReadyPod, probeUntilReady } from './pod-ready.js';
@@ -33,6 +34,8 @@ function probeKey(l: KubeLaunchState): string | undefined {
 export interface BootstrappedPod {
   monitor: PodMonitor;
   delivery: AgentctlDelivery;
+  /** The connect started by `opts.connect` as soon as the start marker was written; null without one. */
+  connecting: Promise<Connected> | null;
 }
 
 interface Early {
@@ -40,9 +43,22 @@ interface Early {
   done: Promise<ExecResult>;
 }
 
-/** Creates the Pod, waits until it takes an exec and bootstraps it; the caller closes the monitor. */
-export async function readyAndBootstrap(l: KubeLaunchState, opts: { name: string; nonce: string; clone: boolean }): Promise<BootstrappedPod> {
+/**
+ * Creates the Pod, waits until it takes an exec and bootstraps it; the caller closes the monitor.
+ * `connect` (agentctl_connect) is started the moment the bootstrap exec says it wrote the start
+ * marker, so the forward, the handshake and the instance create overlap prepare.sh (the clone): it
+ * needs nothing of the workspace but that its mount exists, and the agent starts only after.
+ */
+export async function readyAndBootstrap(
+  l: KubeLaunchState,
+  opts: { name: string; nonce: string; clone: boolean; connect?: (monitor: PodMonitor, signal: AbortSignal) => Promise<Connected> },
+): Promise<BootstrappedPod> {
   const key = probeKey(l);
+  let markerWritten!: () => void;
+  const written = new Promise<void>((resolve) => (markerWritten = resolve));
+  const onAgentctlStarting = opts.connect === undefined ? undefined : markerWritten;
+  let connecting: Promise<Connected> | null = null;
+  const cancelConnect = new AbortController();
   const remembered = key === undefined || l.req.repository.path !== undefined ? undefined : l.env.probes.get(key);
   // A replacement's name was an earlier Pod's, whose containers may still run (see createReadyPod);
   // not after a stop that saw that Pod gone with them (a resume).
@@ -57,7 +73,14 @@ export async function readyAndBootstrap(l: KubeLaunchState, opts: { name: string
       delivery = deliveryFor(l, remembered);
       const d = delivery;
       const ready = await l.stage(STAGE.podReady, async () => {
-        const execs = await bootstrapExecs(l, { nonce: opts.nonce, delivery: d, clone: opts.clone, compress: remembered.gzip, guard: probeGuard(remembered) });
+        const execs = await bootstrapExecs(l, {
+          nonce: opts.nonce,
+          delivery: d,
+          clone: opts.clone,
+          compress: remembered.gzip,
+          guard: probeGuard(remembered),
+          ...(onAgentctlStarting ? { onAgentctlStarting } : {}),
+        });
         const [first] = execs;
         if (first === undefined) throw new Error('the bootstrap has no exec');
         return { ...(await createReadyPod(l, opts.name, { reusedName, first })), execs };
@@ -75,13 +98,26 @@ export async function readyAndBootstrap(l: KubeLaunchState, opts: { name: string
     const m = monitor;
     m.endBudgets();
     m.stage = STAGE.bootstrap;
+    if (opts.connect !== undefined) {
+      const connect = opts.connect;
+      connecting = written.then(() => connect(m, cancelConnect.signal));
+      connecting.catch(() => undefined); // awaited by the caller; until then a failure must not go unhandled
+    }
     await l.stage(STAGE.bootstrap, async () => {
-      delivery = await Promise.race([bootstrap(l, m, { ...opts, reusedName }, { delivery, gzip }, early, key), m.failure]);
+      const options = { ...opts, reusedName, ...(onAgentctlStarting ? { onAgentctlStarting } : {}) };
+      delivery = await Promise.race([bootstrap(l, m, options, { delivery, gzip }, early, key), m.failure]);
       await l.checkpoint(CHECKPOINT.bootstrapped);
     });
-    return { monitor: m, delivery };
+    markerWritten(); // (the line cannot have been missed, as the exec exits 0 after it; should it be, connect now)
+    return { monitor: m, delivery, connecting };
   } catch (err) {
     monitor?.close();
+    // a connect started during the bootstrap is cut short and closes its forwards
+    cancelConnect.abort();
+    void connecting?.then(
+      (c) => Promise.allSettled(c.forwards.map((f) => f.close())),
+      () => undefined,
+    );
     if (remembered !== undefined && key !== undefined) l.env.probes.delete(key);
     throw err;
   }
@@ -97,12 +133,13 @@ function deliveryFor(l: KubeLaunchState, probe: ProbeResult): AgentctlDelivery {
 async function bootstrap(
   l: KubeLaunchState,
   monitor: PodMonitor,
-  opts: { name: string; nonce: string; clone: boolean; reusedName: boolean },
+  opts: { name: string; nonce: string; clone: boolean; reusedName: boolean; onAgentctlStarting?: () => void },
   { delivery, gzip }: { delivery: AgentctlDelivery; gzip: boolean },
   early: Early | null,
   key: string | undefined,
 ): Promise<AgentctlDelivery> {
-  const upload = (d: AgentctlDelivery, compress: boolean): Promise<void> => bootstrapPod(l, { pod: opts.name, nonce: opts.nonce, delivery: d, clone: opts.clone, compress });
+  const upload = (d: AgentctlDelivery, compress: boolean): Promise<void> =>
+    bootstrapPod(l, { pod: opts.name, nonce: opts.nonce, delivery: d, clone: opts.clone, compress, ...(opts.onAgentctlStarting ? { onAgentctlStarting: opts.onAgentctlStarting } : {}) });
   if (early === null) {
     await upload(delivery, gzip);
     return delivery;

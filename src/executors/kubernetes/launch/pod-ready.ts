@@ -35,6 +35,7 @@ export interface ReadyPod {
 export interface FirstExec {
   command: string[];
   stdin: Buffer[];
+  onStdout?: (chunk: Buffer) => void;
 }
 
 /**
@@ -138,6 +139,7 @@ async function execWhenAccepted(l: KubeLaunchState, monitor: PodMonitor, pod: st
       container: l.profile.mainContainer,
       command: exec.command,
       stdin: exec.stdin,
+      ...(exec.onStdout ? { onStdout: exec.onStdout } : {}),
       onFirstStdout: () => {
         started = true;
         clearTimeout(timer);

@@ -24,14 +24,9 @@ export interface StartedPod {
 
 export async function startPod(l: KubeLaunchState, opts: { name: string; nonce: string; clone: boolean }): Promise<StartedPod> {
   let monitor: PodMonitor | null = null;
-  let connected: Connected | null = null;
+  let connecting: Promise<Connected> | null = null;
+  const cancel = new AbortController();
   try {
-    // A resume or a replacement (no clone) reuses the recorded Pod name.
-    const pod = await readyAndBootstrap(l, opts);
-    monitor = pod.monitor;
-    const { delivery } = pod;
-    const m = monitor;
-    m.stage = STAGE.agentctlConnect;
     const target = {
       client: l.client,
       namespace: l.namespace,
@@ -39,18 +34,31 @@ export async function startPod(l: KubeLaunchState, opts: { name: string; nonce: 
       instanceId: l.identity.instanceId,
       instanceEnv: instanceEnv(l.req),
       labels: { session_id: l.identity.sessionId, executor: l.identity.executor, profile: l.identity.profile },
-      ...(l.signal ? { signal: l.signal } : {}),
     };
+    // Connecting starts while prepare.sh still runs (see readyAndBootstrap); it is awaited in its own stage.
+    const connect = (m: PodMonitor, stop: AbortSignal): Promise<Connected> => {
+      const signal = AbortSignal.any([stop, cancel.signal, ...(l.signal ? [l.signal] : [])]);
+      return connectFresh({ ...target, signal }, opts.nonce, { failure: m.failure, timeoutMs: CONNECT_TIMEOUT_MS });
+    };
+    // A resume or a replacement (no clone) reuses the recorded Pod name.
+    const pod = await readyAndBootstrap(l, { ...opts, connect });
+    monitor = pod.monitor;
+    const { delivery } = pod;
+    const m = monitor;
+    m.stage = STAGE.agentctlConnect;
     const c = await l.stage(STAGE.agentctlConnect, async () => {
-      connected = await Promise.race([connectFresh(target, opts.nonce, { failure: m.failure, timeoutMs: CONNECT_TIMEOUT_MS }), m.failure]);
+      connecting = pod.connecting ?? connect(m, cancel.signal);
+      const connected = await Promise.race([connecting, m.failure]);
       l.meta = { ...l.meta, remotePort: connected.instancePort, restartCount: m.restartCount };
       await l.checkpoint(CHECKPOINT.agentctlConnected);
       return connected;
     });
     return { connected: c, delivery };
   } catch (err) {
-    const open: Connected | null = connected;
-    if (open !== null) await Promise.allSettled((open as Connected).forwards.map((f) => f.close()));
+    // a connect that is still running is cut short; one that succeeded closes its forwards
+    cancel.abort();
+    const open = await (connecting as Promise<Connected> | null)?.catch(() => null);
+    if (open) await Promise.allSettled(open.forwards.map((f) => f.close()));
     throw err;
   } finally {
     monitor?.close();
