@@ -35,16 +35,16 @@ export async function waitHealthy(
   void opts.exited?.then((d) => (exitedWith = d));
   const started = Date.now();
   const deadline = started + opts.timeoutMs;
-  let delay = 20;
+  let delay = 5;
   for (;;) {
     opts.signal?.throwIfAborted();
     if (await probeControl(port, 1000)) return;
     if (exitedWith !== null) throw new Error(`agentctl exited before it answered (${exitedWith})`);
     if (Date.now() > deadline) throw new Error(`agentctl did not answer on 127.0.0.1:${port} within ${opts.timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, delay));
-    // A refused loopback connect costs microseconds, and agentctl usually answers 120-190 ms after
-    // its spawn: poll densely for the first seconds (a doubling backoff overshot by ~150 ms per
-    // launch, measured with bench:launch), back off only for a slow start.
+    // A refused loopback connect costs microseconds, and agentctl usually answers 80-190 ms after
+    // its spawn: poll densely (every 5 ms) for the first seconds (a doubling backoff overshot by
+    // ~150 ms per launch, measured with bench:launch), back off only for a slow start.
     if (Date.now() - started > 2000) delay = Math.min(delay * 2, 500);
   }
 }

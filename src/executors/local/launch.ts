@@ -41,6 +41,8 @@ abstract class LocalLaunchBase {
   protected meta: LocalMetadata;
   /** What this launch started (and therefore may stop on rollback). */
   protected startedAgentctl: AgentctlProcess | null = null;
+  /** The spawn of agentctl, once begun (a fresh launch begins it during the clone). */
+  protected spawning: Promise<AgentctlProcess> | null = null;
   protected control: ControlClient | null = null;
   protected client: InstanceClient | null = null;
   protected token: string | null = null;
@@ -112,10 +114,14 @@ abstract class LocalLaunchBase {
     return this.ctx.req.checkpointRuntimeInventory({ state, metadata: encodeLocalMetadata(this.meta, state) });
   }
 
-  /** Starts agentctl with `nonce` and records it (pid, ports) the moment it exists. */
-  protected async startAgentctl(nonce: string): Promise<void> {
+  /**
+   * Begins spawning agentctl with `nonce` (the workspace directory must exist: the sandbox binds
+   * it). A spawn that fails is reported by the `agentctl_start` stage that awaits it; until then its
+   * rejection is held.
+   */
+  protected beginSpawn(nonce: string): Promise<AgentctlProcess> {
     const sandbox = this.#sandboxPlan();
-    const proc = await spawnAgentctl({
+    const spawning = spawnAgentctl({
       agentctlPath: this.ctx.agentctlPath,
       sessionDir: this.meta.sessionDir,
       nonce,
@@ -123,8 +129,18 @@ abstract class LocalLaunchBase {
       // inside the sandbox only its private /tmp is writable
       baseEnv: sandbox === null ? this.ctx.baseEnv : { ...this.ctx.baseEnv, TMPDIR: '/tmp' },
       sandbox,
+    }).then((proc) => {
+      this.startedAgentctl = proc;
+      return proc;
     });
-    this.startedAgentctl = proc;
+    spawning.catch(() => undefined);
+    this.spawning = spawning;
+    return spawning;
+  }
+
+  /** Starts agentctl with `nonce` (or takes the spawn begun earlier) and records it (pid, ports). */
+  protected async startAgentctl(nonce: string): Promise<void> {
+    const proc = await (this.spawning ?? this.beginSpawn(nonce));
     this.meta = { ...this.meta, agentctlPid: proc.pid, agentctlProcStart: proc.procStart, controlPort: proc.controlPort, instancePort: null };
     await this.checkpoint(CHECKPOINT.agentctlStarted);
   }
@@ -228,6 +244,11 @@ export class FreshLaunch extends LocalLaunchBase {
     this.#createdSessionDir = true;
     this.meta = { ...this.meta, workspaceCreated: true, launchKind: 'fresh' };
     await this.checkpoint(CHECKPOINT.workspaceCreated);
+    // agentctl boots while git clones (into the directory made here, which its sandbox binds): it
+    // touches the workspace only when the instance is created, after the clone. A crash before its
+    // checkpoint leaves a process that stop and recovery find by its owner marker.
+    mkdirSync(this.meta.workspacePath);
+    void this.beginSpawn(this.#nonce);
     await cloneRepository(this.ctx.req.repository, this.meta.workspacePath, this.meta.sessionDir, this.ctx.req.signal, this.ctx.req.repositoryCredentials);
   }
 
@@ -261,6 +282,8 @@ export class FreshLaunch extends LocalLaunchBase {
         if (onAbort) deadline.removeEventListener('abort', onAbort);
       }
     };
+    // a spawn still under way is waited for, so that what it started is stopped below
+    await step('wait for the agentctl spawn', () => this.spawning?.catch(() => undefined) ?? Promise.resolve());
     await step('kill the clone', () => killLaunchChildren(this.meta.sessionDir));
     await step('stop agentctl', () => this.stopStartedAgentctl());
     if (this.#createdSessionDir) {
