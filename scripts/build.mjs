@@ -102,6 +102,31 @@ if (existsSync(cliEntry)) {
     logLevel: 'warning',
   });
   console.log('built dist/berth.js (+ dist/chunks/)');
+
+  // The front door bin/berth.js loads first (src/cli/front.ts): help and version as CommonJS, which
+  // skips Node's ES module loader. The command implementations stay out (never loaded from here).
+  await build({
+    entryPoints: [join(root, 'src/cli/front.ts')],
+    outfile: join(dist, 'berth-front.cjs'),
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    plugins: [
+      {
+        name: 'no-commands',
+        setup(b) {
+          b.onResolve({ filter: /^\.\/commands\// }, (args) => ({ path: args.path, external: true }));
+        },
+      },
+      externalPackagesBut(new Set()),
+    ],
+    // output.ts makes a require() for yaml from import.meta.url (only when it formats yaml)
+    banner: { js: 'const __import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
+    define: { ...define, 'import.meta.url': '__import_meta_url' },
+    logLevel: 'warning',
+  });
+  console.log('built dist/berth-front.cjs');
 }
 
 // dist/web: the dashboard (web/, Preact + Vite), served by `berth serve`.

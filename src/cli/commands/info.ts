@@ -5,11 +5,12 @@ import { write, type CliContext } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
 import { formatData } from '../output.js';
 import type { ParsedCommand } from '../registry.js';
+import { versionInfo, versionLine } from '../version-line.js';
 
 export async function version(ctx: CliContext): Promise<number> {
-  const info = { version: VERSION, node: process.version, platform: `${process.platform}/${process.arch}` };
+  const info = versionInfo();
   if (ctx.output === 'json' || ctx.output === 'yaml') await write(ctx.io.stdout, formatData(info, ctx.output));
-  else await write(ctx.io.stdout, `berth ${VERSION} (node ${process.version}, ${info.platform})\n`);
+  else await write(ctx.io.stdout, versionLine(info));
   return ExitCode.ok;
 }
 

@@ -16,7 +16,7 @@ export const CLI = join(ROOT, 'dist', 'berth.js');
 
 /** Builds dist/ when the CLI bundle is missing. */
 export function ensureBuilt(): void {
-  if (existsSync(CLI) && existsSync(join(ROOT, 'dist', 'agentctl.cjs'))) return;
+  if (existsSync(CLI) && existsSync(join(ROOT, 'dist', 'berth-front.cjs')) && existsSync(join(ROOT, 'dist', 'agentctl.cjs'))) return;
   const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`npm run build failed:\n${r.stdout}\n${r.stderr}`);
 }
