@@ -26,7 +26,8 @@ export interface FloorSample {
 }
 
 const CONTAINER = 'main';
-const TIMEOUT_MS = 120_000;
+/** A floor Pod that takes this long is given up (and reported, with its conditions) rather than waited for. */
+const TIMEOUT_MS = 30_000;
 const RETRY_MS = 25;
 
 function isRunning(pod: V1Pod | undefined): boolean {
@@ -68,7 +69,11 @@ export async function measureFloor(kc: KubeConfig, namespace: string, image: str
     let attempts = 0;
     let realAt: number | undefined;
     while (realAt === undefined) {
-      if (deadline.aborted) throw new Error(`floor pod ${namespace}/${name}: no exec succeeded within ${TIMEOUT_MS} ms`);
+      if (deadline.aborted) {
+        const seen = await core.readNamespacedPod({ namespace, name }).catch(() => undefined);
+        const conditions = (seen?.status?.conditions ?? []).map((c) => `${c.type}=${c.status}${c.reason ? ` ${c.reason}` : ''}${c.message ? `: ${c.message}` : ''}`).join('; ');
+        throw new Error(`floor pod ${namespace}/${name}: no exec succeeded within ${TIMEOUT_MS} ms (node ${seen?.spec?.nodeName ?? 'none'}; ${conditions || 'no conditions'})`);
+      }
       attempts++;
       const ok = await execInPod(kc, { namespace, pod: name, container: CONTAINER, command: ['true'], timeoutMs: 10_000 }).then(
         (r) => r.exitCode === 0,

@@ -69,6 +69,7 @@ function k8sSection(r: K8sResult): string {
   ];
   const m = r.machine;
   const failures = (r.extra.concurrent_failures as string[] | undefined) ?? [];
+  const floorFailures = (r.extra.floor_failures as string[] | undefined) ?? [];
   const rss0 = p('rss.controller_0_sessions_mib', 50);
   const rss10 = p('rss.controller_10_sessions_mib', 50);
   const sessions = Number(r.extra.controller_connected_sessions ?? 10);
@@ -102,6 +103,9 @@ function k8sSection(r: K8sResult): string {
     ]),
     '',
     `Kubelet's own record for the launched Pods (creationTimestamp → startedAt, whole seconds): p50 ${ms(p('launch.kubelet_create_to_started_s', 50))} s, p95 ${ms(p('launch.kubelet_create_to_started_s', 95))} s.`,
+    ...(floorFailures.length > 0
+      ? ['', `Floor samples given up (not counted above): ${floorFailures.length} (${floorFailures.map((f) => f.replace(/\|/g, '/')).join('; ')}).`]
+      : []),
     '',
     '### Stages (ms, p50 / p95)',
     '',
