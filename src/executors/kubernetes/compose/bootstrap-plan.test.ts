@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -87,41 +87,6 @@ describe.each(SHELLS)('the whole bootstrap with %s', (_label, shell) => {
     expect(readFileSync(p.prepareLog, 'utf8')).toContain(`setup HOME=${p.home}`);
     const start = runSh(shell, startScript(p));
     expect(start.stdout).toBe('agentctl via launcher: --from-launcher\n');
-  });
-
-  it('starts prepare.sh before agentctl has arrived: the exec still gets the tail only after the setup script ran', async () => {
-    const { dir, paths: p } = tempRoots('berth-bootstrap-');
-    dirs.push(dir);
-    const ran = join(dir, 'setup-ran');
-    const [plan] = bootstrapPlans({
-      identity: IDENTITY,
-      flavor: 'sea',
-      bootstrapNonce: NONCE,
-      prepareScript: prepareScript({ source: { kind: 'none' }, setupScript: `: >${ran}`, paths: p }),
-      agentctl: Buffer.from('#!/bin/sh\necho agentctl\n'),
-      waitForPrepare: true,
-      paths: p,
-    });
-    const up = bootstrapUpload(plan!);
-    const [cmd = '/bin/sh', ...pre] = shell;
-    const child = spawn(cmd, [...pre, '-c', up.script], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
-    let stdout = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
-    // every chunk but agentctl's (the tail), then wait: only a prepare.sh started in the background gets here
-    for (const chunk of up.stdin.slice(0, -1)) child.stdin.write(chunk);
-    try {
-      const deadline = Date.now() + 3000;
-      while (!existsSync(ran) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-      expect(existsSync(ran), 'prepare.sh ran before the tail arrived').toBe(true);
-      expect(existsSync(p.startMarker), 'no marker before agentctl is in place').toBe(false);
-    } finally {
-      child.stdin.end(up.stdin.at(-1));
-    }
-    expect(await exited).toBe(0);
-    expect(stdout).toBe(`${AGENTCTL_STARTING_LINE}\n`);
-    expect(existsSync(p.startMarker)).toBe(true);
-    expect(existsSync(p.preparedMarker)).toBe(true);
   });
 
   it('reports a prepare.sh failure from the bootstrap exec with its output; the start command, already started, leaves prepare to the exec', () => {

@@ -65,10 +65,9 @@ export interface BootstrapInput {
   /** Env names the Pod template sets on the main container: agentctl passes them on to workspace processes. */
   passEnv?: readonly string[];
   /**
-   * Run prepare.sh (clone, setup script) inside the bootstrap exec, in the background from the
-   * moment the files it reads are in place (before agentctl's own files arrive), so the clone
-   * overlaps agentctl's upload and start-up: the exec then ends when the workspace is ready, and a
-   * failure comes back at once as exit status {@link EXIT_UPLOAD_PREPARE_FAILED} with the log's
+   * Run prepare.sh (clone, setup script) inside the bootstrap exec, right after the start marker,
+   * so agentctl starts up while the clone runs: the exec then ends when the workspace is ready, and
+   * a failure comes back at once as exit status {@link EXIT_UPLOAD_PREPARE_FAILED} with the log's
    * tail on stderr. The exec first writes the `prepare.exec` marker, so the start command leaves
    * prepare.sh to it. (agentctl touches the workspace only when its instance is created, which may
    * happen during the clone: it then only makes its own state directory under `.agentctl`, and
@@ -93,20 +92,20 @@ export function bootstrapPlans(input: BootstrapInput): UploadPlan[] {
     files.push({ path: p.gitCredentialHelper, mode: 0o700, data: text(gitCredentialHelperScript(p)) });
     files.push({ path: p.gitCredentials, mode: 0o600, data: text(gitCredentialFile(input.repositoryCredentials)) });
   }
+  files.push(...(input.extraFiles ?? []));
   if (input.waitForPrepare === true) files.push({ path: p.prepareInExecMarker, mode: 0o600, data: new Uint8Array() });
   const agentctl: UploadFile =
     input.agentctl instanceof Uint8Array ? { path: input.flavor === 'bundle' ? p.agentctlBundle : p.agentctl, mode: 0o755, data: input.agentctl } : input.agentctl;
-  // prepare.sh (the clone) starts as soon as what it reads is in place: it runs while agentctl's
-  // files arrive and agentctl boots; the exec ends when both the marker is written and it is done.
+  // After the marker: the line that starts the controller's connect, then prepare.sh (the clone)
+  // while agentctl boots. (Starting the clone before agentctl's files arrived was measured slower
+  // on the 2-core test cluster: it competes with the upload and agentctl's start for the CPU.)
   const main: UploadPlan = {
     roots,
     directories: [{ path: p.home, mode: 0o700 }],
     files,
-    ...(input.waitForPrepare === true ? { background: prepareLines(p, EXIT_UPLOAD_PREPARE_FAILED, 40) } : {}),
-    lateFiles: input.extraFiles ?? [],
     tail: agentctl,
     marker: p.startMarker,
-    afterMarker: [`echo ${shQuote(AGENTCTL_STARTING_LINE)}`],
+    afterMarker: [`echo ${shQuote(AGENTCTL_STARTING_LINE)}`, ...(input.waitForPrepare === true ? prepareLines(p, EXIT_UPLOAD_PREPARE_FAILED, 40) : [])],
   };
   if (!input.repoBundle) return [main];
   return [{ roots, files: [], tail: { path: p.repoBundle, mode: 0o600, data: input.repoBundle } }, main];

@@ -36,14 +36,6 @@ export interface UploadPlan {
   directories?: readonly { path: string; mode: number }[];
   /** Small files, framed by size, in stdin order. */
   files: readonly UploadFile[];
-  /**
-   * Shell lines started in the background right after `files` are in place (stdin closed), while
-   * `lateFiles` and the tail still arrive (e.g. prepare.sh: the clone overlaps agentctl's upload).
-   * The script waits for them at its very end and exits with their status when it is not 0.
-   */
-  background?: readonly string[];
-  /** Small files framed like `files`, written after `background` has started. */
-  lateFiles?: readonly UploadFile[];
   /** The one large file, read to EOF after the small ones. */
   tail?: UploadFile | null;
   /**
@@ -167,13 +159,10 @@ export function bootstrapUpload(plan: UploadPlan): UploadCommand {
     if (reader !== null) lines.push(`${reader} || fail ${EXIT_SHORT_WRITE} ${q(`cannot write ${file.path}`)}`);
     lines.push(`finish ${q(file.path)} ${octal(file.mode)} ${file.data.length}`);
   };
-  const small = (f: UploadFile): void => {
+  for (const f of plan.files) {
     write(f, f.data.length === 0 ? null : `take ${f.data.length}`);
     if (f.data.length > 0) stdin.push(Buffer.from(f.data.buffer, f.data.byteOffset, f.data.length));
-  };
-  plan.files.forEach(small);
-  if (plan.background?.length) lines.push('(', ...plan.background, ') </dev/null &', 'bg=$!');
-  (plan.lateFiles ?? []).forEach(small);
+  }
   if (plan.tail) {
     write(plan.tail, 'cat >"$tmp"');
     stdin.push(Buffer.from(plan.tail.data.buffer, plan.tail.data.byteOffset, plan.tail.data.length));
@@ -181,7 +170,6 @@ export function bootstrapUpload(plan: UploadPlan): UploadCommand {
   lines.push(...(plan.finalStep ?? []));
   if (plan.marker) write({ path: plan.marker, mode: 0o600, data: new Uint8Array() }, null);
   lines.push(...(plan.afterMarker ?? []));
-  if (plan.background?.length) lines.push('if wait "$bg"; then :; else exit $?; fi');
   lines.push('');
   return { script: lines.join('\n'), stdin };
 }

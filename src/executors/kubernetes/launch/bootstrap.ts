@@ -1,11 +1,11 @@
 /**
  * Stage `bootstrap` (spec §5, improved): one exec whose stdin carries every file — runtime.env,
  * auth.env (memory-backed volume only), prepare.sh, the clone credential helper, agentctl for the
- * image (bundle or SEA + its libraries) and its launcher — then the start marker; prepare.sh (the
- * clone, the setup script) starts in the background as soon as its own files are in place, and
- * the same exec waits in the Pod until it has finished, so the stage ends with the workspace ready
- * and a prepare failure is reported with its output at once. The exec prints one line when the
- * marker is written: the connect (start-pod.ts) starts then, while the clone may still run. A local-path
+ * image (bundle or SEA + its libraries) and its launcher — then the start marker; the same exec
+ * then runs prepare.sh (the clone, the setup script) in the Pod and waits for it, so the stage ends
+ * with the workspace ready and a prepare failure is reported with its output at once. The exec
+ * prints one line when the marker is written: the connect (start-pod.ts) starts then, while the
+ * clone runs. A local-path
  * repository travels the same way, as a git bundle. Where the image was probed before, the first
  * exec is started while the Pod comes up (pod-ready.ts) and only awaited here.
  * @module
