@@ -1,15 +1,16 @@
 /**
  * Stage `storage` (spec §4.2): per workspace mode, create the managed PVC (checkpointed before the
  * create with its nonce's digest, again the moment it exists with its UID, then verified as
- * admitted), read the existing claim, or nothing for empty_dir. It does not wait for the claim to
- * bind: the scheduler holds the Pod until it does, and `pod_ready` reports the binding with its own
- * budget.
+ * admitted), read the existing claim, or nothing for empty_dir. A new claim is given a short moment
+ * to bind before the Pod is created (claim-binding.ts); one that takes longer is left to `pod_ready`,
+ * which reports the binding with its own budget.
  * @module
  */
 import { LaunchError } from '../../executor.js';
 import { CHECKPOINT, STAGE } from '../constants.js';
 import { AdmissionError, assertPvcAdmitted } from '../compose/index.js';
 import { createPvc, getPvc } from '../kube/index.js';
+import { awaitClaimBinding } from './claim-binding.js';
 import { createOwned } from './create.js';
 import { desiredPvc } from './desired.js';
 import type { KubeLaunchState } from './context.js';
@@ -44,6 +45,7 @@ export async function provisionStorage(l: KubeLaunchState): Promise<void> {
     throw err;
   }
   await l.checkpoint(CHECKPOINT.pvcAdmitted);
+  await awaitClaimBinding(l, created);
 }
 
 /** existing_claim: the operator's claim, only read (never created, never deleted). */

@@ -1,0 +1,74 @@
+/**
+ * Part of stage `storage`: a new managed claim is given a short moment to bind before the Pod is
+ * created. Created together, the two race in the cluster: the scheduler may place the Pod as soon as
+ * the claim names its volume, before the claim's status says Bound, and the kubelet then fails the
+ * mount (`FailedMount`) and retries only after its pod-worker back-off (~10 s; seen on the test
+ * cluster with 10 launches at once); the scheduler, too, once left a Pod of an unbound claim
+ * unscheduled for minutes. The Pod would wait for the binding anyway, so waiting for it here costs
+ * about one create round trip. Not for a class that binds on first use (`WaitForFirstConsumer`, told
+ * by the PV controller's Event of that reason): there the Pod is what makes it bind. The wait is
+ * bounded: a claim still unbound after {@link BINDING_GRACE_MS} goes on to `pod_ready`, which
+ * reports the binding with its own budget, as before.
+ * @module
+ */
+import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { watchEvents, watchPvc } from '../kube/index.js';
+import { STAGE } from '../constants.js';
+import type { KubeLaunchState } from './context.js';
+
+export const BINDING_GRACE_MS = 5000;
+
+export type BindingOutcome = 'bound' | 'first_consumer' | 'grace_over';
+
+/** Waits (at most `graceMs`) for the claim to bind, and says how the wait ended under stage `storage`. */
+export async function awaitClaimBinding(l: KubeLaunchState, pvc: V1PersistentVolumeClaim, graceMs = BINDING_GRACE_MS): Promise<BindingOutcome> {
+  const outcome = await untilBound(l, pvc, graceMs);
+  const report = (reason: string, message: string): void => l.report({ stage: STAGE.storage, status: 'waiting', reason, message });
+  if (outcome.kind === 'bound') report('ClaimBound', `workspace PVC bound${outcome.volume ? ` to volume ${outcome.volume}` : ''}`);
+  else if (outcome.kind === 'first_consumer') report('WaitForFirstConsumer', 'the storage class binds the workspace PVC once the Pod is scheduled: creating the Pod');
+  else report('ClaimPending', `workspace PVC not bound after ${graceMs / 1000} s: creating the Pod, which waits for it`);
+  return outcome.kind;
+}
+
+async function untilBound(l: KubeLaunchState, pvc: V1PersistentVolumeClaim, graceMs: number): Promise<{ kind: BindingOutcome; volume?: string }> {
+  if (pvc.status?.phase === 'Bound') return { kind: 'bound', ...(pvc.spec?.volumeName ? { volume: pvc.spec.volumeName } : {}) };
+  const name = pvc.metadata?.name ?? '';
+  const uid = pvc.metadata?.uid ?? '';
+  const stop = new AbortController();
+  const signal = l.signal ? AbortSignal.any([l.signal, stop.signal]) : stop.signal;
+  let settle!: (outcome: { kind: BindingOutcome; volume?: string }) => void;
+  const outcome = new Promise<{ kind: BindingOutcome; volume?: string }>((resolve) => (settle = resolve));
+  const timer = setTimeout(() => settle({ kind: 'grace_over' }), graceMs);
+  // a watch that fails only ends the wait early: pod_ready watches (and reports) the claim again
+  const ended = (): void => settle({ kind: 'grace_over' });
+  void watchPvc(
+    l.client,
+    l.namespace,
+    name,
+    (e) => {
+      if (e.object?.metadata?.uid === uid && e.object.status?.phase === 'Bound') settle({ kind: 'bound', ...(e.object.spec?.volumeName ? { volume: e.object.spec.volumeName } : {}) });
+    },
+    signal,
+  ).then(ended, ended);
+  void watchEvents(
+    l.client,
+    l.namespace,
+    uid,
+    (ev) => {
+      if (ev.reason === 'WaitForFirstConsumer') settle({ kind: 'first_consumer' });
+    },
+    signal,
+  ).then(ended, ended);
+  try {
+    return await Promise.race<{ kind: BindingOutcome; volume?: string }>([
+      outcome,
+      new Promise<never>((_, reject) => {
+        if (l.signal?.aborted) reject(l.signal.reason);
+        l.signal?.addEventListener('abort', () => reject(l.signal?.reason), { once: true });
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    stop.abort();
+  }
+}
