@@ -55,10 +55,13 @@ export async function startPod(l: KubeLaunchState, opts: { name: string; nonce: 
     });
     return { connected: c, delivery };
   } catch (err) {
-    // a connect that is still running is cut short; one that succeeded closes its forwards
+    // a connect still running is cut short, and its forwards close once it settles (not awaited:
+    // a step that ignores the abort must not hold up the rollback, or a stop waiting for it)
     cancel.abort();
-    const open = await (connecting as Promise<Connected> | null)?.catch(() => null);
-    if (open) await Promise.allSettled(open.forwards.map((f) => f.close()));
+    void (connecting as Promise<Connected> | null)?.then(
+      (open) => Promise.allSettled(open.forwards.map((f) => f.close())),
+      () => undefined,
+    );
     throw err;
   } finally {
     monitor?.close();
