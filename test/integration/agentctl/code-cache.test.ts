@@ -17,9 +17,11 @@ const bundle = join(dir, 'agentctl.cjs');
 const loader = join(dir, LOADER_FILE);
 const cache = codeCachePath(bundle);
 
+/** Writes the cache as the build does; no stderr: the session's first requests (handshake, instance, agent) ran and are in it. */
 function writeCache(): void {
   const r = spawnSync(process.execPath, [loader, '--write-code-cache', bundle], { encoding: 'utf8', timeout: 30_000 });
   expect(r.status, r.stderr).toBe(0);
+  expect(r.stderr).toBe('');
 }
 
 /** Starts agentctl through the loader, returning it and what the loader said about the cache. */
