@@ -54,14 +54,17 @@ export async function endStaleShells(ctx: ManagerContext, sessionId: string, ins
  * run to its end it is not started again — it finished its task, and a controller restart must not
  * repeat it. A new agent starts when agentctl itself was (re)started (a resume after stop, or after
  * agentctl died) or when no agent was recorded yet (a launch cut short before the agent started).
+ * `freshInstance`: the instance was created by this very launch, so nothing runs in it yet and the
+ * process list (a round trip through the forward on Kubernetes) is skipped.
  */
 export async function ensureAgent(
   ctx: ManagerContext,
   session: SessionRecord,
   instance: ExecutorInstance,
   recordedAgentId?: string,
+  freshInstance = false,
 ): Promise<AgentProcessView> {
-  const processes = await instance.client.listProcesses();
+  const processes = freshInstance ? [] : await instance.client.listProcesses();
   const agents = processes.filter((p) => p.kind === 'agent');
   const running = agents.find((p) => p.status === 'running');
   if (running) {

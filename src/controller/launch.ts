@@ -196,7 +196,8 @@ export class SessionLaunch {
     if (lost) {
       this.#markAgentLost(live, recorded);
     } else {
-      const agent = await this.#stage(AGENT_START_STAGE, () => ensureAgent(ctx, this.session, instance, instance.revived ? undefined : recorded));
+      const fresh = this.mode.kind === 'fresh';
+      const agent = await this.#stage(AGENT_START_STAGE, () => ensureAgent(ctx, this.session, instance, instance.revived ? undefined : recorded, fresh));
       const stillLost = agent.id === recorded && agent.status !== 'running' && this.mode.kind === 'revive' ? recordedLostAgent(this.mode.row.metadata) : null;
       live.agentProcessId = agent.id;
       live.agent = stillLost ?? agent;
