@@ -164,6 +164,7 @@ export class SessionLaunch {
         },
         checkpointRuntimeInventory: (cp) => this.#checkpoint(cp),
         signal: this.signal,
+        ...(cause ? { cause } : {}),
       });
     } catch (err) {
       if (ctx.live.get(id) === live) ctx.live.take(id);

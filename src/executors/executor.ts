@@ -117,7 +117,14 @@ export interface CreateInstanceRequest {
 }
 
 /** What a refresh needs besides the instance: the session's env, approved secrets and recorded profile. */
-export type RefreshRequest = Pick<CreateInstanceRequest, 'onStage' | 'checkpointRuntimeInventory' | 'secretEnv' | 'env' | 'profile' | 'signal'>;
+export type RefreshRequest = Pick<CreateInstanceRequest, 'onStage' | 'checkpointRuntimeInventory' | 'secretEnv' | 'env' | 'profile' | 'signal'> & {
+  /**
+   * What the executor's own watch saw go wrong when it started this refresh (its `watchInstance`
+   * trouble), if it did: the object may have been rewritten since (a kubelet drops an eviction's
+   * reason from a Pod it did not evict itself), and the refresh still explains it as seen.
+   */
+  cause?: { reason: string; message: string };
+};
 
 /** A connected instance. */
 export interface ExecutorInstance {

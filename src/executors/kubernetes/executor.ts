@@ -72,7 +72,7 @@ export class KubernetesExecutor implements Executor {
       await instance.close();
       const full: CreateInstanceRequest = { ...req, identity: instance.identity, repository: {}, previous: { metadata: instance.metadata, secrets: instance.secrets } };
       const { meta } = this.#recorded(instance.metadata, instance.identity.instanceId);
-      return reviveLaunch(this.#state(full, this.#profile(full), meta), { secrets: instance.secrets, explainReplacement: true });
+      return reviveLaunch(this.#state(full, this.#profile(full), meta), { secrets: instance.secrets, explainReplacement: true, ...(req.cause ? { cause: req.cause } : {}) });
     });
   }
 

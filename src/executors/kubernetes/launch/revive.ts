@@ -29,6 +29,8 @@ export interface ReviveOptions {
    * reason (PodDeleted, PodEvicted …) is reported first.
    */
   explainReplacement: boolean;
+  /** What the Pod watch saw when it started this refresh (see {@link whyGone}). */
+  cause?: { reason: string; message: string };
 }
 
 export async function reviveLaunch(l: KubeLaunchState, opts: ReviveOptions): Promise<ExecutorInstance> {
@@ -42,7 +44,7 @@ export async function reviveLaunch(l: KubeLaunchState, opts: ReviveOptions): Pro
     );
   }
   if (pod !== undefined && pod.metadata?.uid === l.meta.podUid && usable(pod)) return reattach(l, pod, opts.secrets);
-  const gone = whyGone(pod);
+  const gone = whyGone(pod, opts.cause);
   const noticedAt = new Date().toISOString();
   if (l.meta.workspaceMode === 'empty_dir') {
     // nothing is created: a new Pod would start with an empty workspace, as if the work were still there
@@ -71,12 +73,19 @@ async function removePendingPod(l: KubeLaunchState): Promise<void> {
   l.meta = { ...l.meta, pendingCreateDigest: null };
 }
 
-/** Why the recorded Pod cannot be reattached: deleted, evicted, failed, finished or being deleted. */
-function whyGone(pod: V1Pod | undefined): { reason: string; message: string } {
+/**
+ * Why the recorded Pod cannot be reattached: deleted, evicted, failed, finished or being deleted.
+ * A Pod failed with no reason left that the watch saw evicted (`cause`) is explained as evicted:
+ * its status was rewritten after the eviction (the kubelet drops a reason it did not set itself).
+ */
+export function whyGone(pod: V1Pod | undefined, cause?: { reason: string; message: string }): { reason: string; message: string } {
   if (pod === undefined) return { reason: 'PodDeleted', message: "the session's Pod was deleted" };
   if (pod.metadata?.deletionTimestamp) return { reason: 'PodDeleting', message: "the session's Pod is being deleted" };
   const reason = pod.status?.reason;
-  if (pod.status?.phase === 'Failed') return { reason: reason === 'Evicted' ? 'PodEvicted' : 'PodFailed', message: `the session's Pod failed${reason ? ` (${reason}${pod.status?.message ? `: ${pod.status.message}` : ''})` : ''}` };
+  if (pod.status?.phase === 'Failed') {
+    if (!reason && cause?.reason === 'PodEvicted') return cause;
+    return { reason: reason === 'Evicted' ? 'PodEvicted' : 'PodFailed', message: `the session's Pod failed${reason ? ` (${reason}${pod.status?.message ? `: ${pod.status.message}` : ''})` : ''}` };
+  }
   return { reason: 'PodCompleted', message: "the session's Pod completed" };
 }
 
