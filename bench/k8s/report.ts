@@ -145,7 +145,7 @@ function k8sSection(r: K8sResult): string {
     ...(s['floor.real.burst']?.length
       ? [
           `- The cluster's own burst: ${String(r.setup.concurrent)} bare Pods with a PVC created together take an exec after p50 ${ms(p('floor.real.burst', 50))} / p95 ${ms(p('floor.real.burst', 95))} ms, ` +
-            `${round(p('floor.real.burst', 95) / p('floor.real.pvc', 50), 2)}× the single real floor's p50: that is the part of the burst ratio no launch code can remove on this machine. ` +
+            `so the bare Pods' own p50 is ${round(p('floor.real.burst', 50) / p('floor.real.pvc', 50), 2)}× (p95 ${round(p('floor.real.burst', 95) / p('floor.real.pvc', 50), 2)}×) the single real floor's p50: that much of the burst ratio is the cluster's on this machine, before any launch code runs. ` +
             `Berth's concurrent p95 is ${round(p('concurrent.total', 95) / p('floor.real.burst', 95), 2)}× the burst floor's p95 (${ms(Math.abs(p('concurrent.total', 95) - p('floor.real.burst', 95)))} ms ${p('concurrent.total', 95) >= p('floor.real.burst', 95) ? 'more' : 'less'}; ` +
             "the bare Pods are created right after their claims, as for the single floor, so some wait out the kubelet's mount back-off that Berth's claim-binding wait avoids).",
         ]
@@ -163,7 +163,7 @@ function k8sSection(r: K8sResult): string {
       ['resume ≤ launch', `${ms(p('resume.total', 50))} vs ${ms(launch50)} ms`, verdict(p('resume.total', 50) <= launch50)],
       [
         '10 concurrent p95 ≤ 2× single p50',
-        `${round(p('concurrent.total', 95) / launch50, 2)}×${s['floor.real.burst']?.length ? ` (the bare Pods' own: burst real floor p95 / single real floor p50 = ${round(p('floor.real.burst', 95) / p('floor.real.pvc', 50), 2)}×)` : ''}`,
+        `${round(p('concurrent.total', 95) / launch50, 2)}×${s['floor.real.burst']?.length ? ` (bare Pods, burst real floor / single real floor: p50 ${round(p('floor.real.burst', 50) / p('floor.real.pvc', 50), 2)}×, p95 ${round(p('floor.real.burst', 95) / p('floor.real.pvc', 50), 2)}×)` : ''}`,
         verdict(p('concurrent.total', 95) <= 2 * launch50),
       ],
     ]),
