@@ -147,7 +147,7 @@ function k8sSection(r: K8sResult): string {
           `- The cluster's own burst: ${String(r.setup.concurrent)} bare Pods with a PVC created together take an exec after p50 ${ms(p('floor.real.burst', 50))} / p95 ${ms(p('floor.real.burst', 95))} ms, ` +
             `so the bare Pods' own p50 is ${round(p('floor.real.burst', 50) / p('floor.real.pvc', 50), 2)}× (p95 ${round(p('floor.real.burst', 95) / p('floor.real.pvc', 50), 2)}×) the single real floor's p50: that much of the burst ratio is the cluster's on this machine, before any launch code runs. ` +
             `Berth's concurrent p95 is ${round(p('concurrent.total', 95) / p('floor.real.burst', 95), 2)}× the burst floor's p95 (${ms(Math.abs(p('concurrent.total', 95) - p('floor.real.burst', 95)))} ms ${p('concurrent.total', 95) >= p('floor.real.burst', 95) ? 'more' : 'less'}; ` +
-            "the bare Pods are created right after their claims, as for the single floor, so some wait out the kubelet's mount back-off that Berth's claim-binding wait avoids).",
+            "the bare Pods are created right after their claims, as for the single floor, so some may wait out the kubelet's mount back-off, seen as FailedMount events when claims and Pods are created together, which Berth's claim-binding wait avoids).",
         ]
       : []),
     `- Controller RSS (the benchmark process, which hosts the controller in-process): ${round(rss0)} MiB with 0 sessions, ${round(rss10)} MiB with ${sessions} connected; ` +
