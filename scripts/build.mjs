@@ -58,8 +58,11 @@ if (existsSync(agentctlEntry)) {
   // cannot be written only costs agentctl its faster start (the loader compiles as usual).
   rmSync(join(dist, 'agentctl.cjs.v8cache'), { force: true });
   const cache = spawnSync(process.execPath, [join(dist, 'agentctl-loader.cjs'), '--write-code-cache', join(dist, 'agentctl.cjs')], { encoding: 'utf8', timeout: 30_000 });
-  if (cache.status === 0) console.log('built dist/agentctl-loader.cjs, dist/agentctl.cjs.v8cache');
-  else console.warn(`warning: no agentctl code cache (${(cache.stderr || cache.error?.message || `exit ${cache.status}`).trim()}); agentctl starts without it`);
+  if (cache.status === 0) {
+    console.log('built dist/agentctl-loader.cjs, dist/agentctl.cjs.v8cache');
+    // a cache written but covering agentctl's start only (the session requests failed) says so
+    if (cache.stderr.trim() !== '') console.warn(`warning: ${cache.stderr.trim()}`);
+  } else console.warn(`warning: no agentctl code cache (${(cache.stderr || cache.error?.message || `exit ${cache.status}`).trim()}); agentctl starts without it`);
 }
 
 // npm packages stay external (resolved from node_modules at run time), but for these: zod is on the
