@@ -1,15 +1,18 @@
 /**
  * The one-shot nonce handshake and bearer-token checks.
  *
- * The controller starts agentctl with `AGENTCTL_BOOTSTRAP_NONCE` and trades it once for a random
- * 256-bit token that lives only in this process's memory. A restarted process accepts the same
- * nonce once more and issues a new token, so old tokens die with the process.
+ * The controller starts agentctl with a nonce — in a file (`AGENTCTL_BOOTSTRAP_NONCE_FILE`, read
+ * and removed at start) or in `AGENTCTL_BOOTSTRAP_NONCE` — and trades it once for a random 256-bit
+ * token that lives only in this process's memory, so old tokens die with the process. A restarted
+ * process finds no file (it was removed): until its controller writes a fresh one, which the next
+ * handshake reads, every handshake is refused.
  * @module
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { ENV, HEADER } from '../protocol/index.js';
-import { HttpError } from './errors.js';
+import { ConfigFieldError, HttpError } from './errors.js';
+import { takeNonceFile } from './nonce-file.js';
 
 /** The scheme name is case-insensitive (RFC 9110 §11.1); the token is not. */
 const BEARER = /^Bearer ([^\s]+)$/i;
@@ -22,19 +25,35 @@ function constantTimeEqual(a: string, b: string): boolean {
 }
 
 export class Auth {
-  readonly #nonce: string | null;
+  #nonce: string | null;
+  readonly #nonceFile: string | null;
   #consumed = false;
   #token: string | null = null;
 
-  /** @param nonce the bootstrap nonce, or `null` when none is configured (handshakes always fail). */
-  constructor(nonce: string | null) {
+  /**
+   * @param nonce the bootstrap nonce, or `null` when none is configured (handshakes always fail).
+   * @param nonceFile the nonce file, read (and removed) now and at each handshake until one succeeds.
+   * @throws ConfigFieldError for a nonce file that is not a small regular file with a nonce.
+   */
+  constructor(nonce: string | null, nonceFile: string | null = null) {
     this.#nonce = nonce;
+    this.#nonceFile = nonceFile;
+    if (nonceFile !== null) this.#nonce = takeNonceFile(nonceFile) ?? nonce;
   }
 
   /** Trades the nonce for the token; throws 403 when it is wrong, already used or not configured. */
   handshake(nonce: string): string {
+    if (this.#nonceFile !== null && !this.#consumed) {
+      // a nonce written since (the controller of a restarted agentctl delivers a fresh one) replaces the one held
+      try {
+        this.#nonce = takeNonceFile(this.#nonceFile) ?? this.#nonce;
+      } catch (err) {
+        if (!(err instanceof ConfigFieldError)) throw err;
+        throw new HttpError('forbidden', `the nonce file is unusable: ${err.message}`);
+      }
+    }
     if (this.#nonce === null) {
-      throw new HttpError('forbidden', `handshake is disabled: agentctl was started without ${ENV.bootstrapNonce}`);
+      throw new HttpError('forbidden', `handshake is disabled: agentctl was started without ${ENV.bootstrapNonce} or its nonce file`);
     }
     // Compare before looking at `#consumed` so both failure paths cost the same.
     const matches = constantTimeEqual(nonce, this.#nonce);

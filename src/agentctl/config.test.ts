@@ -41,11 +41,14 @@ describe('parseAgentctlConfig', () => {
       AGENTCTL_MAX_OUTPUT_BYTES: '2048',
       AGENTCTL_STOP_GRACE_MS: '0',
       AGENTCTL_PASS_ENV: 'FROM_POD,OTHER',
+      AGENTCTL_REPORT_FD: '3',
     });
     expect(config).toEqual({
       controlPort: 9000,
       instancePorts: [9001, 9002, 9003, 9010],
+      reportFd: 3,
       bootstrapNonce: 'nonce-of-16-chars',
+      bootstrapNonceFile: null,
       stateDir: '/var/state',
       logLevel: 'debug',
       maxProcesses: 4,
@@ -63,13 +66,22 @@ describe('parseAgentctlConfig', () => {
     ['AGENTCTL_INSTANCE_PORTS', '1,,2'],
     ['AGENTCTL_INSTANCE_PORTS', '8765'],
     ['AGENTCTL_STATE_DIR', 'relative/dir'],
+    ['AGENTCTL_BOOTSTRAP_NONCE_FILE', 'relative/nonce'],
     ['AGENTCTL_LOG_LEVEL', 'loud'],
     ['AGENTCTL_MAX_PROCESSES', '0'],
     ['AGENTCTL_MAX_OUTPUT_BYTES', '1.5'],
     ['AGENTCTL_PASS_ENV', 'OK,not-a-name'],
     ['AGENTCTL_PASS_ENV', 'AGENTCTL_BOOTSTRAP_NONCE'],
+    ['AGENTCTL_REPORT_FD', '2'],
+    ['AGENTCTL_REPORT_FD', 'fd3'],
   ])('rejects %s=%s naming the variable', (name, value) => {
     expect(fieldError(() => parseAgentctlConfig({ [name]: value })).path).toBe(name);
+  });
+
+  it('takes port 0 (any free port) for the control port and the instances, as the local executor starts it', () => {
+    const config = parseAgentctlConfig({ AGENTCTL_PORT: '0', AGENTCTL_INSTANCE_PORTS: '0', AGENTCTL_REPORT_FD: '3' });
+    expect(config).toMatchObject({ controlPort: 0, instancePorts: [0], reportFd: 3 });
+    expect(parseAgentctlConfig({}).reportFd, 'no report without the variable (Kubernetes: fixed port 8765)').toBeNull();
   });
 
   it('rejects a nonce too short to resist guessing: the handshake is reachable by every local process', () => {

@@ -11,12 +11,16 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export interface ResolvedAgentctlConfig {
-  /** Control port on 127.0.0.1. @default 8765 */
+  /** Control port on 127.0.0.1; 0 binds any free port (reported on `reportFd`). @default 8765 */
   readonly controlPort: number;
-  /** Candidate instance ports, in allocation order. @default 41001-41100 */
+  /** Candidate instance ports, in allocation order; `[0]`: any free port per instance. @default 41001-41100 */
   readonly instancePorts: readonly number[];
-  /** One-shot bootstrap nonce; `null` disables the handshake (every handshake → 403). */
+  /** Inherited file descriptor the port report is written to once listening, then closed; `null`: none. */
+  readonly reportFd: number | null;
+  /** One-shot bootstrap nonce; `null` disables the handshake (every handshake → 403) unless a nonce file is set. */
   readonly bootstrapNonce: string | null;
+  /** Absolute path of the nonce file (see `ENV.bootstrapNonceFile`); `null`: none. */
+  readonly bootstrapNonceFile: string | null;
   /**
    * Root of the persistent per-instance state (process metadata and output logs).
    * `null` → `<workspace>/.agentctl/state/<instance id>` (a self-ignoring directory, see state-dir.ts).
@@ -82,13 +86,15 @@ export function parsePortList(name: string, raw: string): number[] {
 
 /** Resolves the agentctl config from an environment (pass `process.env` at the entry point only). */
 export function parseAgentctlConfig(env: Env): ResolvedAgentctlConfig {
-  const controlPort = intVar(env, ENV.controlPort, DEFAULT_CONTROL_PORT, 1, 65535);
+  const controlPort = intVar(env, ENV.controlPort, DEFAULT_CONTROL_PORT, 0, 65535);
   const rawPorts = env[ENV.instancePorts]?.trim();
   const instancePorts =
     rawPorts === undefined || rawPorts === ''
       ? parsePortList(ENV.instancePorts, `${DEFAULT_INSTANCE_PORTS.first}-${DEFAULT_INSTANCE_PORTS.last}`)
-      : parsePortList(ENV.instancePorts, rawPorts);
-  if (instancePorts.includes(controlPort)) {
+      : rawPorts === '0'
+        ? [0]
+        : parsePortList(ENV.instancePorts, rawPorts);
+  if (controlPort !== 0 && instancePorts.includes(controlPort)) {
     throw new ConfigFieldError(ENV.instancePorts, `must not include the control port ${controlPort}`);
   }
 
@@ -102,6 +108,14 @@ export function parseAgentctlConfig(env: Env): ResolvedAgentctlConfig {
       throw new ConfigFieldError(ENV.bootstrapNonce, `must be at least ${MIN_NONCE_LENGTH} characters (use a random value)`);
     }
     bootstrapNonce = nonce;
+  }
+
+  const nonceFileRaw = env[ENV.bootstrapNonceFile]?.trim();
+  let bootstrapNonceFile: string | null = null;
+  if (nonceFileRaw !== undefined && nonceFileRaw !== '') {
+    if (!nonceFileRaw.startsWith('/')) throw new ConfigFieldError(ENV.bootstrapNonceFile, 'must be an absolute path');
+    if (bootstrapNonce !== null) throw new ConfigFieldError(ENV.bootstrapNonceFile, `cannot be set together with ${ENV.bootstrapNonce} (choose one)`);
+    bootstrapNonceFile = nonceFileRaw;
   }
 
   const stateRaw = env[ENV.stateDir]?.trim();
@@ -118,10 +132,16 @@ export function parseAgentctlConfig(env: Env): ResolvedAgentctlConfig {
   const pass = parsePassEnv(env[ENV.passEnv]);
   if ('invalid' in pass) throw new ConfigFieldError(ENV.passEnv, `entry "${pass.invalid}" ${pass.why} (give comma-separated names)`);
 
+  const fdRaw = env[ENV.reportFd]?.trim();
+  // 0-2 are stdio: a report there would go to the log (or nowhere) and close it
+  const reportFd = fdRaw === undefined || fdRaw === '' ? null : intVar(env, ENV.reportFd, 3, 3, 65535);
+
   return Object.freeze({
     controlPort,
     instancePorts: Object.freeze(instancePorts),
+    reportFd,
     bootstrapNonce,
+    bootstrapNonceFile,
     stateDir,
     logLevel,
     maxProcesses: intVar(env, ENV.maxProcesses, LIMITS.defaultMaxProcesses, 1, 4096),

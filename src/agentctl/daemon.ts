@@ -2,7 +2,10 @@
  * The agentctl daemon: wires auth, instances and the control server, and stops them in order.
  * @module
  */
+import { closeSync, writeSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { formatPortReport } from '../protocol/index.js';
 import { Auth } from './auth.js';
 import type { ResolvedAgentctlConfig } from './config.js';
 import { closeServer, createControlServer, listen } from './control-server.js';
@@ -15,12 +18,15 @@ export interface Daemon {
 }
 
 export async function startDaemon(config: ResolvedAgentctlConfig, log: Logger): Promise<Daemon> {
-  const auth = new Auth(config.bootstrapNonce);
+  // reads (and removes) the nonce file before anything listens
+  const auth = new Auth(config.bootstrapNonce, config.bootstrapNonceFile);
   const instances = new InstanceManager(config, auth, log);
   const control = createControlServer(auth, instances, log);
   await listen(control, config.controlPort);
+  const port = (control.address() as AddressInfo).port;
+  if (config.reportFd !== null) reportPort(config.reportFd, port);
   log.info(
-    { version: VERSION, port: config.controlPort, handshake: config.bootstrapNonce !== null, stateDir: config.stateDir ?? '<workspace>/.agentctl/state' },
+    { version: VERSION, port, handshake: config.bootstrapNonce !== null || config.bootstrapNonceFile !== null, stateDir: config.stateDir ?? '<workspace>/.agentctl/state' },
     'agentctl listening',
   );
   let stopping: Promise<void> | null = null;
@@ -34,4 +40,22 @@ export async function startDaemon(config: ResolvedAgentctlConfig, log: Logger): 
       return stopping;
     },
   };
+}
+
+/**
+ * Writes the port report to `fd` and closes it, so no workspace process inherits it. A failure
+ * (the fd is not open, the reader is gone) is thrown: the launch that asked cannot connect anyway.
+ */
+function reportPort(fd: number, controlPort: number): void {
+  try {
+    const line = Buffer.from(formatPortReport({ controlPort }));
+    let written = 0;
+    while (written < line.length) written += writeSync(fd, line, written);
+  } finally {
+    try {
+      closeSync(fd);
+    } catch {
+      // already closed
+    }
+  }
 }

@@ -4,6 +4,7 @@
  * @module
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
@@ -36,9 +37,10 @@ export class InstanceServer {
     this.#server.on('clientError', (_err, socket) => socket.destroy());
   }
 
-  /** Binds `port` on loopback (rejects with EADDRINUSE and friends). */
-  listen(port: number): Promise<void> {
-    return listen(this.#server, port);
+  /** Binds `port` on loopback (0: any free port) and resolves with the bound port (rejects with EADDRINUSE and friends). */
+  async listen(port: number): Promise<number> {
+    await listen(this.#server, port);
+    return (this.#server.address() as AddressInfo).port;
   }
 
   close(): Promise<void> {

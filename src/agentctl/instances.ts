@@ -14,6 +14,7 @@ import { HttpError } from './errors.js';
 import { InstanceServer } from './instance-server.js';
 import { KeyedLock } from '../shared/locks.js';
 import { ProcessSupervisor } from './processes/supervisor.js';
+import { sweepScope, sweepSessionProcesses } from './processes/sweep.js';
 import { instanceStateDir } from './state-dir.js';
 
 type CreateRequest = z.output<typeof CreateInstanceRequestSchema>;
@@ -22,6 +23,8 @@ interface Instance {
   info: InstanceInfo;
   readonly server: InstanceServer;
   readonly processes: ProcessSupervisor;
+  /** The instance env (its `BERTH_SESSION_ID` marks the session's processes, see sweep.ts). */
+  readonly env: Readonly<Record<string, string>>;
 }
 
 export class InstanceManager {
@@ -87,19 +90,18 @@ export class InstanceManager {
       created_at: new Date().toISOString(),
       labels: request.labels,
     };
-    this.#instances.set(request.id, { info, server, processes });
+    this.#instances.set(request.id, { info, server, processes, env: request.env });
     log.info({ port, workspace: workspacePath }, 'instance created');
     return info;
   }
 
-  /** Tries the configured ports in order, skipping ports in use (by us or anyone else). */
+  /** Tries the configured ports in order, skipping ports in use (by us or anyone else); 0 takes any free port. */
   async #bind(server: InstanceServer): Promise<number> {
     const taken = new Set(this.list().map((i) => i.port));
     for (const port of this.config.instancePorts) {
       if (taken.has(port)) continue;
       try {
-        await server.listen(port);
-        return port;
+        return await server.listen(port);
       } catch (err) {
         this.log.debug({ port, err }, 'instance port unavailable');
       }
@@ -108,7 +110,9 @@ export class InstanceManager {
   }
 
   /**
-   * Stops the instance's processes (SIGTERM, then SIGKILL after the grace) and closes its server.
+   * Stops the instance's processes (SIGTERM, then SIGKILL after the grace) and closes its server;
+   * then ends what the session started outside those process groups (`setsid`, `nohup … &`; see
+   * processes/sweep.ts for which processes count as the session's).
    *
    * The state directory (process records and output logs) is deliberately kept: re-creating the
    * same id lists those processes again (as exited) with their output replayable. That is what a
@@ -123,6 +127,15 @@ export class InstanceManager {
       instance.info = { ...instance.info, status: 'stopping' };
       await instance.processes.stopAll();
       await instance.server.close();
+      const scope = sweepScope(instance.env, this.#instances.size === 1);
+      if (scope !== null) {
+        try {
+          const ended = await sweepSessionProcesses({ scope, graceMs: Math.min(this.config.stopGraceMs, 3000) });
+          if (ended > 0) this.log.info({ instance: id, ended, scope: scope.kind }, 'ended processes the session left behind');
+        } catch (err) {
+          this.log.warn({ instance: id, err }, 'ending the processes the session left behind failed');
+        }
+      }
       this.#instances.delete(id);
       this.log.info({ instance: id }, 'instance deleted');
     });

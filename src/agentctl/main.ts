@@ -16,10 +16,14 @@ Usage: agentctl [--version | --help]
        agentctl demo-agent     run Berth's scripted demo agent in the current directory
 
 Environment:
-  ${ENV.controlPort}            control port on 127.0.0.1 (default 8765)
-  ${ENV.instancePorts}  instance ports: ranges and ports, e.g. 41001-41100,42000 (default 41001-41100)
+  ${ENV.controlPort}            control port on 127.0.0.1, 0 for any free port (default 8765)
+  ${ENV.instancePorts}  instance ports: ranges and ports, e.g. 41001-41100,42000, or 0 for any
+                             free port per instance (default 41001-41100)
+  ${ENV.reportFd}      inherited fd to write {"control_port":N} to once listening (default: none)
   ${ENV.bootstrapNonce} one-shot nonce (16+ random characters) traded for the API token
                              (handshake disabled if unset)
+  ${ENV.bootstrapNonceFile} a file holding that nonce instead: read and removed at
+                             start (and at a handshake, when a new one was written since)
   ${ENV.stateDir}       state root (default <workspace>/.agentctl/state/<instance id>)
   ${ENV.logLevel}       fatal|error|warn|info|debug|trace|silent (default info)
   ${ENV.maxProcesses}   running processes per instance (default 32)

@@ -16,6 +16,9 @@ export interface SseOptions {
   snapshot: () => Promise<SessionEvent[]>;
 }
 
+/** Events a client may leave unread before its stream is cut. */
+const MAX_UNREAD_EVENT_BYTES = 4 << 20;
+
 export async function streamSessionEvents(service: SessionService, res: ServerResponse, opts: SseOptions): Promise<void> {
   // Watch for the client leaving from the start: it may go while the snapshot is being read.
   const gone = new AbortController();
@@ -25,6 +28,11 @@ export async function streamSessionEvents(service: SessionService, res: ServerRe
   let live = false;
   const write = (e: SessionEvent): void => {
     if (res.destroyed || res.writableEnded) return;
+    // A client that stopped reading is cut, not buffered for: on reconnecting it gets a fresh snapshot.
+    if (res.writableLength > MAX_UNREAD_EVENT_BYTES) {
+      res.destroy();
+      return;
+    }
     res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
   };
   // Subscribed before the snapshot is read; buffered events are replayed after it (one may then
@@ -52,7 +60,7 @@ export async function streamSessionEvents(service: SessionService, res: ServerRe
     return;
   }
   const ping = setInterval(() => {
-    if (!res.destroyed && !res.writableEnded) res.write(': ping\n\n');
+    if (!res.destroyed && !res.writableEnded && !res.writableNeedDrain) res.write(': ping\n\n');
   }, opts.keepAliveMs);
   ping.unref();
   await new Promise<void>((resolve) => {

@@ -7,9 +7,10 @@
  * const session = await berth.launch({ repository: { path: '/src/app' }, agent: 'demo' });
  * for await (const e of berth.events(session.id)) console.log(e);
  *
- * @example In the dashboard (cookie mode: no token; the CSRF token goes on every POST/DELETE)
+ * @example In the dashboard (cookie mode: no token; the CSRF token from the login goes with every request)
  * const berth = new BerthClient({ baseUrl: location.origin, token: null });
- * await berth.dashboardSession(); // 401 (BerthApiError) when not logged in; else remembers the CSRF token
+ * const { csrf } = await berth.dashboardLogin(code); // remembered; keep it to build the next page's client
+ * await new BerthClient({ baseUrl: location.origin, token: null, csrf }).dashboardSession(); // 401 once the session is gone
  * @module
  */
 import type { z } from 'zod';
@@ -19,6 +20,7 @@ import { apiRoutes } from './routes.js';
 import {
   DashboardCodeSchema,
   DashboardSessionSchema,
+  DashboardSessionStateSchema,
   ErrorBodySchema,
   ExecMessageSchema,
   HealthSchema,
@@ -27,9 +29,11 @@ import {
   SessionEventSchema,
   SessionListSchema,
   SessionViewSchema,
+  SHELL_STDIN_CHUNK_BYTES,
   ShellServerMessageSchema,
   type DashboardCode,
   type DashboardSession,
+  type DashboardSessionState,
   type Health,
   type LaunchOptions,
   type ShellClientMessage,
@@ -67,10 +71,14 @@ export interface BerthClientOptions {
   baseUrl: string;
   /**
    * The bearer token; null in the dashboard, which authenticates with its HttpOnly cookie instead
-   * (fetch then sends `credentials: 'same-origin'`, and the shell WebSocket URL carries no token).
+   * together with its CSRF token (fetch then sends `credentials: 'same-origin'`).
    */
   token: string | null;
-  /** The dashboard cookie session's CSRF token, sent as `x-berth-csrf` on POST and DELETE (set by dashboardLogin/dashboardSession too). */
+  /**
+   * The dashboard cookie session's CSRF token (the answer of `dashboardLogin`, which sets it too):
+   * sent as `x-berth-csrf` on every request, and as `?csrf=` on the browser's shell WebSocket.
+   * The server refuses the cookie without it.
+   */
   csrf?: string | null;
   /** @default globalThis.fetch */
   fetch?: ApiFetch;
@@ -228,11 +236,9 @@ export class BerthClient {
     return session;
   }
 
-  /** The cookie session's CSRF token (remembered too); BerthApiError 401 when not logged in. */
-  async dashboardSession(): Promise<DashboardSession> {
-    const session = await this.#json('GET', apiRoutes.dashboardSession, DashboardSessionSchema, {});
-    this.#csrf = session.csrf;
-    return session;
+  /** Whether the cookie session (with the CSRF token given) is live: BerthApiError 401 when not. */
+  dashboardSession(): Promise<DashboardSessionState> {
+    return this.#json('GET', apiRoutes.dashboardSession, DashboardSessionStateSchema, {});
   }
 
   /** Ends the cookie session (the cookie is cleared). */
@@ -285,9 +291,13 @@ export class BerthClient {
     if (opts.term) q.set('term', opts.term);
     const url = `${this.#base.replace(/^http/, 'ws')}${apiRoutes.shell(id)}?${q.toString()}`;
     const token = this.#token;
+    const csrf = this.#csrf;
+    // A browser's WebSocket cannot send headers: the credential then rides in the query.
     const ws = this.#ws
-      ? this.#ws(url, token !== null ? { authorization: `Bearer ${token}` } : {})
-      : (new WebSocket(token !== null ? `${url}&token=${encodeURIComponent(token)}` : url) as unknown as WebSocketLike);
+      ? this.#ws(url, token !== null ? { authorization: `Bearer ${token}` } : csrf !== null ? { 'x-berth-csrf': csrf } : {})
+      : (new WebSocket(
+          token !== null ? `${url}&token=${encodeURIComponent(token)}` : csrf !== null ? `${url}&csrf=${encodeURIComponent(csrf)}` : url,
+        ) as unknown as WebSocketLike);
     const queue: string[] = [];
     const send = (m: ShellClientMessage): void => {
       const text = JSON.stringify(m);
@@ -317,7 +327,10 @@ export class BerthClient {
       };
     });
     return {
-      write: (data) => send({ type: 'stdin', data: bytesToBase64(data) }),
+      // A paste can be larger than one frame may be: split it, in order.
+      write: (data) => {
+        for (let i = 0; i < data.length; i += SHELL_STDIN_CHUNK_BYTES) send({ type: 'stdin', data: bytesToBase64(data.subarray(i, i + SHELL_STDIN_CHUNK_BYTES)) });
+      },
       resize: (rows, cols) => send({ type: 'resize', rows, cols }),
       close: () => ws.close(1000),
       done,
@@ -350,7 +363,7 @@ export class BerthClient {
         method,
         headers: {
           ...(this.#token !== null ? { authorization: `Bearer ${this.#token}` } : {}),
-          ...(this.#csrf !== null && method !== 'GET' ? { 'x-berth-csrf': this.#csrf } : {}),
+          ...(this.#csrf !== null ? { 'x-berth-csrf': this.#csrf } : {}),
           ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
         },
         ...(this.#token === null ? { credentials: 'same-origin' as const } : {}),

@@ -25,6 +25,7 @@ export { API_PREFIX, DEFAULT_API_PORT, apiRoutes } from './routes.js';
 export {
   DashboardCodeSchema,
   DashboardSessionSchema,
+  DashboardSessionStateSchema,
   ErrorBodySchema,
   ExecMessageSchema,
   ExecRequestSchema,
@@ -38,6 +39,7 @@ export {
   type ApiErrorCode,
   type DashboardCode,
   type DashboardSession,
+  type DashboardSessionState,
   type LaunchOptions,
   type ErrorBody,
   type ExecMessage,

@@ -30,7 +30,9 @@ describe('generateOpenApi', () => {
   it('requires the bearer token or the dashboard cookie everywhere but /health and the login exchange', () => {
     expect(doc.paths['/health']?.get?.security).toEqual([]);
     expect(doc.paths['/api/v1/dashboard/login']?.post?.security).toEqual([]);
-    expect(doc.paths['/api/v1/sessions']?.post?.security).toEqual([{ bearer: [] }, { cookie: [] }]);
+    expect(doc.paths['/api/v1/sessions']?.post?.security).toEqual([{ bearer: [] }, { cookie: [], csrf: [] }]);
+    // The cookie is never enough alone, GET included.
+    expect(doc.paths['/api/v1/sessions']?.get?.security).toEqual([{ bearer: [] }, { cookie: [], csrf: [] }]);
     expect(doc.paths['/api/v1/sessions']?.post?.responses['401']).toBeDefined();
     expect(doc.paths['/api/v1/sessions']?.post?.responses['403']).toBeDefined();
     const open = ROUTE_TABLE.filter((r) => !r.auth).map((r) => r.path);

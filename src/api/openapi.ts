@@ -9,6 +9,7 @@ import {
   DashboardCodeSchema,
   DashboardLoginRequestSchema,
   DashboardSessionSchema,
+  DashboardSessionStateSchema,
   ErrorBodySchema,
   ExecMessageSchema,
   ExecRequestSchema,
@@ -43,6 +44,7 @@ const COMPONENTS = {
   DashboardCode: DashboardCodeSchema,
   DashboardLoginRequest: { schema: DashboardLoginRequestSchema, io: 'input' },
   DashboardSession: DashboardSessionSchema,
+  DashboardSessionState: DashboardSessionStateSchema,
 } as const;
 
 function toSchema(entry: (typeof COMPONENTS)[keyof typeof COMPONENTS]): JsonObject {
@@ -140,7 +142,7 @@ const OPERATIONS: Record<Operation, JsonObject> = {
   },
   shell: {
     summary:
-      'WebSocket upgrade: an interactive shell under a PTY (`script`) in the workspace. Client sends ShellClientMessage, server sends ShellServerMessage (JSON text frames). Query `rows`/`cols` give the initial size; browsers may pass the token as `?token=`.',
+      'WebSocket upgrade: an interactive shell under a PTY (`script`) in the workspace. Client sends ShellClientMessage, server sends ShellServerMessage (JSON text frames). Query `rows`/`cols` give the initial size; browsers may pass the token as `?token=`, or with the dashboard cookie its CSRF token as `?csrf=`.',
     parameters: [
       { name: 'rows', in: 'query', required: false, schema: { type: 'integer' } },
       { name: 'cols', in: 'query', required: false, schema: { type: 'integer' } },
@@ -167,18 +169,18 @@ const OPERATIONS: Record<Operation, JsonObject> = {
     responses: { '200': { description: 'The code', content: json('DashboardCode') }, '403': errorResponse('Called with the cookie (codes are for the bearer token)') },
   },
   dashboardLogin: {
-    summary: 'Exchange a login code for the dashboard cookie (`berth_session`, HttpOnly, SameSite=Strict) and its CSRF token',
+    summary: 'Exchange a login code for the dashboard cookie (`berth_session_<id>`, per server, HttpOnly, SameSite=Strict) and its CSRF token, which is told only here',
     requestBody: { required: true, content: json('DashboardLoginRequest') },
     responses: {
-      '200': { description: 'Logged in: Set-Cookie berth_session, and the CSRF token', content: json('DashboardSession') },
+      '200': { description: 'Logged in: Set-Cookie berth_session_<id>, and the CSRF token (keep it: no route tells it again)', content: json('DashboardSession') },
       '401': errorResponse('The code was already used, is unknown or has expired'),
       '403': errorResponse('Sent from another Origin'),
     },
   },
   dashboardSession: {
-    summary: 'The CSRF token of the current dashboard cookie session (401: not logged in)',
-    security: [{ cookie: [] }],
-    responses: { '200': { description: 'Logged in', content: json('DashboardSession') } },
+    summary: 'Whether the dashboard cookie session is live (needs the cookie and its `x-berth-csrf` token; 401: not logged in). It never tells the token',
+    security: [{ cookie: [], csrf: [] }],
+    responses: { '200': { description: 'Logged in', content: json('DashboardSessionState') } },
   },
   dashboardLogout: {
     summary: 'End the dashboard cookie session (with the cookie: needs `x-berth-csrf` and the same Origin)',
@@ -187,7 +189,7 @@ const OPERATIONS: Record<Operation, JsonObject> = {
 };
 
 /** Builds the OpenAPI 3.1 document for the given server version. */
-export function generateOpenApi(version: string): JsonObject {
+export function generateOpenApi(version: string, opts: { cookieName?: string } = {}): JsonObject {
   const paths: Record<string, Record<string, JsonObject>> = {};
   for (const route of ROUTE_TABLE) {
     const op: JsonObject = { operationId: route.operation, ...OPERATIONS[route.operation] };
@@ -195,10 +197,10 @@ export function generateOpenApi(version: string): JsonObject {
     if (params.length > 0) op.parameters = params;
     const responses = { ...(op.responses as JsonObject) };
     if (route.auth) {
-      op.security ??= [{ bearer: [] }, { cookie: [] }];
-      responses['401'] ??= errorResponse('Missing or wrong bearer token (or dashboard cookie)');
+      op.security ??= [{ bearer: [] }, { cookie: [], csrf: [] }];
+      responses['401'] ??= errorResponse('Missing or wrong bearer token, or the dashboard cookie without its `x-berth-csrf` token');
       if (route.method !== 'GET' && !(op.security as JsonObject[]).every((s) => 'bearer' in s)) {
-        responses['403'] ??= errorResponse('Cookie call without the `x-berth-csrf` header or from another Origin');
+        responses['403'] ??= errorResponse('Cookie call from another Origin');
       }
     } else {
       op.security = [];
@@ -221,7 +223,7 @@ export function generateOpenApi(version: string): JsonObject {
       title: 'Berth API',
       version,
       description:
-        'Controller API of Berth (`berth serve`, loopback by default). Authenticate with `Authorization: Bearer <token>` (the token is in `<dataDir>/state/api-token`), or with the dashboard cookie `berth_session` from `POST /api/v1/dashboard/login`: with the cookie, every POST and DELETE needs the header `x-berth-csrf` and an `Origin` equal to the server\'s own. Every request must name the server in `Host` (127.0.0.1, localhost or [::1] with its port, or the `--host` of `berth serve`); others are refused with 403.',
+        'Controller API of Berth (`berth serve`, loopback by default). Authenticate with `Authorization: Bearer <token>` (the token is in `<dataDir>/state/api-token`), or with the dashboard cookie from `POST /api/v1/dashboard/login` together with the CSRF token that answer carries: the cookie alone is refused on every route; every request made with it needs the header `x-berth-csrf` (the shell WebSocket: `?csrf=`), and every POST and DELETE an `Origin` equal to the server\'s own. Every request must name the server in `Host` (127.0.0.1, localhost or [::1] with its port, or the `--host` of `berth serve`); others are refused with 403.',
     },
     servers: [{ url: 'http://127.0.0.1:7420' }],
     paths,
@@ -229,7 +231,8 @@ export function generateOpenApi(version: string): JsonObject {
       schemas,
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'Contents of <dataDir>/state/api-token' },
-        cookie: { type: 'apiKey', in: 'cookie', name: 'berth_session', description: 'The dashboard session (see /api/v1/dashboard/login)' },
+        cookie: { type: 'apiKey', in: 'cookie', name: opts.cookieName ?? 'berth_session_<id>', description: 'The dashboard session (see /api/v1/dashboard/login); its name is per server. Never enough alone' },
+        csrf: { type: 'apiKey', in: 'header', name: 'x-berth-csrf', description: 'The CSRF token of the cookie session, from the login answer' },
       },
     },
   };

@@ -191,6 +191,11 @@ export const ShellClientMessageSchema = z.discriminatedUnion('type', [
 ]);
 export type ShellClientMessage = z.infer<typeof ShellClientMessageSchema>;
 
+/** Largest frame the shell WebSocket accepts; a larger one closes the connection with 1009. */
+export const MAX_SHELL_FRAME_BYTES = 1 << 20;
+/** Raw stdin bytes per `stdin` frame a client sends (base64 and JSON keep the frame far below MAX_SHELL_FRAME_BYTES). */
+export const SHELL_STDIN_CHUNK_BYTES = 256 << 10;
+
 /** WebSocket `…/shell`, server → client (JSON text frames); `exit` or `error` is the last message. */
 export const ShellServerMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('output'), chunk: OutputChunkWireSchema }),
@@ -240,11 +245,15 @@ export type DashboardCode = z.infer<typeof DashboardCodeSchema>;
 /** Body of `POST /api/v1/dashboard/login`. */
 export const DashboardLoginRequestSchema = z.strictObject({ code: z.string().min(1).max(200) });
 
-/** `POST /api/v1/dashboard/login` and `GET /api/v1/dashboard/session`: the CSRF token of the cookie session. */
+/** `POST /api/v1/dashboard/login`: the CSRF token of the new cookie session (told this once only). */
 export const DashboardSessionSchema = z.object({
-  csrf: z.string().meta({ description: 'Send it as header `x-berth-csrf` on every POST and DELETE made with the cookie' }),
+  csrf: z.string().meta({ description: 'Send it as header `x-berth-csrf` on every request made with the cookie (GET too); the cookie alone is refused' }),
 });
 export type DashboardSession = z.infer<typeof DashboardSessionSchema>;
+
+/** `GET /api/v1/dashboard/session` (cookie + CSRF token): the session is live. It never tells the token. */
+export const DashboardSessionStateSchema = z.object({ loggedIn: z.literal(true) });
+export type DashboardSessionState = z.infer<typeof DashboardSessionStateSchema>;
 
 // Compile-time checks that the wire schemas and the service types cannot drift apart.
 type Equals<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;

@@ -15,6 +15,7 @@ import { Gate, type Caller } from './dashboard/gate.js';
 import { allowedHosts } from './dashboard/guard.js';
 import { handleDashboard } from './dashboard/handlers.js';
 import { serveStatic } from './dashboard/static.js';
+import { writeLine } from './backpressure.js';
 import { HttpError, toErrorResponse } from './error-response.js';
 import { queryFlag, queryInt, readJson, sendError, sendJson, toWire } from './http-util.js';
 import { generateOpenApi } from './openapi.js';
@@ -81,8 +82,8 @@ export function createApiServer(opts: ApiServerOptions): Server {
   const { service, token, version } = opts;
   const keepAliveMs = opts.keepAliveMs ?? 15_000;
   const log = opts.logger;
-  const openapi = generateOpenApi(version);
   const auth = opts.dashboardAuth ?? new DashboardAuth();
+  const openapi = generateOpenApi(version, { cookieName: auth.cookieName });
   let hosts: string[] | undefined;
   const gate = new Gate({
     token,
@@ -139,20 +140,22 @@ export function createApiServer(opts: ApiServerOptions): Server {
     res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
     // Sent now, not with the first output: a quiet agent's follower must not wait for a ping to start.
     res.flushHeaders();
-    const line = (m: LogMessage): void => {
-      if (res.destroyed || res.writableEnded) return;
-      res.write(`${JSON.stringify(m)}\n`);
-    };
-    const ping = setInterval(() => line({ type: 'ping' }), keepAliveMs);
+    // Each line waits for a full response buffer to drain before the next chunk is pulled: a
+    // follower that stops reading pauses the stream back to agentctl, not a growing buffer here.
+    const line = (m: LogMessage): Promise<void> => writeLine(res, `${JSON.stringify(m)}\n`);
+    // A stalled client needs no keep-alive (and must not get an unbounded pile of them).
+    const ping = setInterval(() => {
+      if (!res.writableNeedDrain) void line({ type: 'ping' });
+    }, keepAliveMs);
     ping.unref();
     try {
       for await (const chunk of service.logs(id, { ...(from !== undefined ? { from } : {}), follow, ...(previous ? { previous } : {}), signal: gone })) {
         if (gone.aborted) break;
-        line({ type: 'output', chunk: toWire(chunk) });
+        await line({ type: 'output', chunk: toWire(chunk) });
       }
-      if (!gone.aborted) line({ type: 'end' });
+      if (!gone.aborted) void line({ type: 'end' });
     } catch (err) {
-      if (!gone.aborted) line({ type: 'error', error: toErrorResponse(err).body.error });
+      if (!gone.aborted) void line({ type: 'error', error: toErrorResponse(err).body.error });
     } finally {
       clearInterval(ping);
     }
@@ -169,15 +172,18 @@ export function createApiServer(opts: ApiServerOptions): Server {
     const start = (): void => {
       if (!res.headersSent) res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
     };
-    const line = (m: ExecMessage): void => {
+    const line = (m: ExecMessage): Promise<void> => {
       // The client may have gone (Ctrl-C): a write after that would be an 'error' on the response.
-      if (res.destroyed || res.writableEnded) return;
+      if (res.destroyed || res.writableEnded) return Promise.resolve();
       start();
-      res.write(`${JSON.stringify(m)}\n`);
+      // Resolves once a full buffer drained: the service awaits it before it takes more output.
+      return writeLine(res, `${JSON.stringify(m)}\n`);
     };
     // A quiet command still gets headers and keep-alives (HTTP clients time out silent responses;
-    // a refused exec fails long before the first ping).
-    const ping = setInterval(() => line({ type: 'ping' }), keepAliveMs);
+    // a refused exec fails long before the first ping). A stalled client gets none.
+    const ping = setInterval(() => {
+      if (!res.writableNeedDrain) void line({ type: 'ping' });
+    }, keepAliveMs);
     ping.unref();
     let result: { exitCode: number | null; signal: string | null };
     try {
@@ -190,13 +196,13 @@ export function createApiServer(opts: ApiServerOptions): Server {
       });
     } catch (err) {
       if (!res.headersSent) throw err;
-      line({ type: 'error', error: toErrorResponse(err).body.error });
+      void line({ type: 'error', error: toErrorResponse(err).body.error });
       if (!res.destroyed) res.end();
       return;
     } finally {
       clearInterval(ping);
     }
-    line({ type: 'exit', exitCode: result.exitCode, signal: result.signal });
+    void line({ type: 'exit', exitCode: result.exitCode, signal: result.signal });
     if (!res.destroyed) res.end();
   }
 
@@ -253,6 +259,6 @@ export function createApiServer(opts: ApiServerOptions): Server {
       },
     );
   }));
-  attachShellRoute(server, { service, gate });
+  attachShellRoute(server, { service, gate, ...(log ? { log } : {}) });
   return server;
 }

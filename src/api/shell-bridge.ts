@@ -6,6 +6,7 @@
  */
 import type { WebSocket } from 'ws';
 import type { SessionService, ShellSession } from '../controller/service.js';
+import { sendWithin } from './backpressure.js';
 import { toErrorResponse } from './error-response.js';
 import { toWire } from './http-util.js';
 import { ShellClientMessageSchema, type ShellClientMessage, type ShellServerMessage } from './schemas.js';
@@ -17,8 +18,19 @@ export interface ShellRequest {
   term?: string;
 }
 
-/** Runs a shell for `ws` until the shell exits or the socket closes; always closes the socket. */
-export async function bridgeShell(ws: WebSocket, service: SessionService, req: ShellRequest): Promise<void> {
+/** Where the bridge reports a socket that failed (a pino logger fits). */
+export interface BridgeLogger {
+  warn(obj: object, msg?: string): void;
+}
+
+/**
+ * Runs a shell for `ws` until the shell exits or the socket closes; always closes the socket.
+ * The PTY's output is read no faster than the client takes it (see `sendWithin`).
+ */
+export async function bridgeShell(ws: WebSocket, service: SessionService, req: ShellRequest, log?: BridgeLogger): Promise<void> {
+  // An oversized (1009) or malformed (1002) frame, or a peer that reset: `ws` closes this socket
+  // with the right code and emits 'error', which without a listener would end the whole server.
+  ws.on('error', (err: Error & { code?: string }) => log?.warn({ sessionId: req.id, code: err.code, error: err.message }, 'shell socket failed'));
   const send = (m: ShellServerMessage): void => {
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(m));
   };
@@ -74,7 +86,7 @@ export async function bridgeShell(ws: WebSocket, service: SessionService, req: S
   if (closed) shell.close();
   for (const msg of early.splice(0)) apply(msg);
   try {
-    for await (const chunk of shell.output) send({ type: 'output', chunk: toWire(chunk) });
+    for await (const chunk of shell.output) await sendWithin(ws, JSON.stringify({ type: 'output', chunk: toWire(chunk) } satisfies ShellServerMessage));
     const r = await shell.exit;
     send({ type: 'exit', exitCode: r.exitCode, signal: r.signal });
   } catch (err) {

@@ -4,6 +4,7 @@
  * @module
  */
 import type { CallOptions } from './http.js';
+import { InboundBudget, frameSize, type BudgetAction } from './inbound-budget.js';
 import { isRetryable } from './retry.js';
 import type { WebSocketLike } from './websocket.js';
 
@@ -24,6 +25,13 @@ export class Connection {
   #openTimer: ReturnType<typeof setTimeout> | undefined;
   #heartbeatTimer: ReturnType<typeof setTimeout> | undefined;
   readonly #onAbort = (): void => this.#push({ kind: 'aborted' });
+  /**
+   * Frames received and not yet pulled. A consumer that stops pulling (a slow API client behind
+   * it) pauses the socket, so the sender feels TCP backpressure instead of this queue growing.
+   */
+  readonly #budget: InboundBudget;
+  /** Set once the queue passed its hard cap: later frames are dropped, the dial is over. */
+  #cut = false;
 
   constructor(
     private readonly socket: WebSocketLike,
@@ -32,8 +40,11 @@ export class Connection {
       openTimeoutMs: number;
       heartbeatMs: number;
       probe: (call: CallOptions) => Promise<unknown>;
+      /** Queued bytes above which the socket is paused, and the cap past which the dial is cut. */
+      budget?: { highWaterBytes: number; hardCapBytes: number };
     },
   ) {
+    this.#budget = new InboundBudget(options.budget?.highWaterBytes, options.budget?.hardCapBytes);
     socket.onopen = () => {
       clearTimeout(this.#openTimer);
       this.#open = true;
@@ -46,8 +57,15 @@ export class Connection {
       this.#push({ kind: 'open' });
     };
     socket.onmessage = (event) => {
+      if (this.#cut) return;
       this.#armHeartbeat();
-      this.#push({ kind: 'message', data: event.data });
+      const size = frameSize(event.data);
+      if (this.#waiter !== undefined) {
+        this.#push({ kind: 'message', data: event.data });
+        return;
+      }
+      this.#queue.push({ kind: 'message', data: event.data });
+      this.#flow(this.#budget.add(size));
     };
     socket.onclose = (event) => {
       this.#open = false;
@@ -68,6 +86,7 @@ export class Connection {
 
   next(): Promise<SocketEvent> {
     const event = this.#queue.shift();
+    if (event?.kind === 'message') this.#flow(this.#budget.take(frameSize(event.data)));
     if (event !== undefined) return Promise.resolve(event);
     return new Promise((resolve) => {
       this.#waiter = resolve;
@@ -105,10 +124,27 @@ export class Connection {
     this.socket.onclose = null;
     // Kept as a no-op: an EventEmitter-based socket (ws) throws on an 'error' nobody listens to.
     this.socket.onerror = () => undefined;
+    // A paused socket would not read the peer's answer to the close below.
+    if (this.#budget.clear() === 'resume') this.socket.resume?.();
     try {
       this.socket.close(1000);
     } catch {
       // already closed or closing
+    }
+  }
+
+  #flow(action: BudgetAction): void {
+    if (action === null) return;
+    if (action === 'pause') this.socket.pause?.();
+    else if (action === 'resume') this.socket.resume?.();
+    else {
+      // A socket that cannot pause (or kept delivering): drop what the consumer has not pulled and
+      // end the dial; a stream re-dials from the last message it delivered, so nothing is lost.
+      this.#cut = true;
+      const dropped = this.#budget.queued;
+      this.#queue.splice(0, this.#queue.length, ...this.#queue.filter((e) => e.kind !== 'message'));
+      this.#budget.clear();
+      this.#push({ kind: 'closed', detail: `the reader fell ${dropped} bytes behind the socket` });
     }
   }
 

@@ -13,6 +13,12 @@ export interface WebSocketLike {
   close(code?: number, reason?: string): void;
   /** Sends a text frame (used by process attachments; the output stream never sends). */
   send(data: string): void;
+  /**
+   * Stops reading from the network until `resume()` (the `ws` package has both; a browser
+   * WebSocket has neither, and a reader that falls behind there is cut and re-dials instead).
+   */
+  pause?(): void;
+  resume?(): void;
 }
 
 /**

@@ -36,7 +36,7 @@ describe('resolveConfig', () => {
     });
     expect(cfg.executors.local).toMatchObject({ agentctlPath: '/etc/bin/agentctl.cjs' });
     expect(cfg.executors.k8s).toMatchObject({ type: 'kubernetes', namespace: 'agents', authMode: 'kubeconfig', requestTimeoutSeconds: 30 });
-    expect(cfg.profiles.big).toEqual({ name: 'big', executor: 'local', env: { X: '1' }, description: '', kubernetes: null });
+    expect(cfg.profiles.big).toEqual({ name: 'big', executor: 'local', env: { X: '1' }, secretEnv: [], description: '', kubernetes: null });
     expect(cfg.agents.demo, 'built-ins stay available').toBeDefined();
     expect(renderAgentCommand(cfg.agents.claude!, 'fix it')).toEqual(['claude', '-p', 'fix it']);
   });
@@ -44,7 +44,7 @@ describe('resolveConfig', () => {
   it.each([
     [{ agents: { claude: { command: [] } } }, 'agents.claude.command', 'must be a non-empty array of strings'],
     [{ agents: { claude: { command: 'claude' } } }, 'agents.claude.command', 'must be a non-empty array of strings'],
-    [{ agents: { claude: { command: ['claude', ''] } } }, 'agents.claude.command.1', 'must be a non-empty array of strings'],
+    [{ agents: { claude: { command: ['claude', ''] } } }, 'agents.claude.command[1]', 'must be a non-empty array of strings'],
     [{ agents: { claude: { command: ['x'], args: [] } } }, 'agents.claude.args', 'is not a known setting'],
     [{ agents: { claude: { command: ['x'], env: { 'BAD-NAME': 'v' } } } }, 'agents.claude.env.BAD-NAME', 'must be a valid environment variable name'],
     [{ agents: { claude: { command: ['x'], env: { PORT: 80 } } } }, 'agents.claude.env.PORT', 'must be a string (quote numbers and booleans)'],
@@ -176,7 +176,7 @@ profiles:
     const cfg = loadConfig({ dataDir: dir, installRoot });
 
     const connection = { authMode: 'kubeconfig', kubeconfigPath: join(dir, 'kube/config'), kubeContext: 'my-context', namespace: 'agents', requestTimeoutSeconds: 30 };
-    expect(cfg.executors.cluster).toEqual({ name: 'cluster', type: 'kubernetes', connection, ...connection, description: '' });
+    expect(cfg.executors.cluster).toEqual({ name: 'cluster', type: 'kubernetes', connection, ...connection, secretEnv: [], description: '' });
 
     const profile = cfg.profiles.k8s;
     expect(profile).toMatchObject({ name: 'k8s', executor: 'cluster', env: { FOO: 'bar' } });
@@ -187,7 +187,7 @@ profiles:
       workspace: { mode: 'managed_pvc', size: '10Gi', storageClass: 'standard', accessModes: ['ReadWriteOnce'], claimName: null },
       setupScript: 'npm ci',
       cleanupScript: '',
-      budgets: { pvcBindingSeconds: 120, schedulingSeconds: 60, imagePullSeconds: 300, containerStartSeconds: 120 },
+      budgets: { pvcBindingSeconds: 120, schedulingSeconds: 60, imagePullSeconds: 300, containerStartSeconds: 120, uploadSeconds: 300, cloneSeconds: 600, setupScriptSeconds: 600 },
     });
     expect(profile?.kubernetes?.template.spec?.containers[0]?.image).toBe('registry.example/agent:1.2');
 
@@ -207,7 +207,7 @@ profiles:
       workspace: { mode: 'managed_pvc', size: '10Gi', storageClass: null, accessModes: ['ReadWriteOnce'], claimName: null },
       setupScript: '',
       cleanupScript: '',
-      budgets: { pvcBindingSeconds: 120, schedulingSeconds: 60, imagePullSeconds: 300, containerStartSeconds: 120 },
+      budgets: { pvcBindingSeconds: 120, schedulingSeconds: 60, imagePullSeconds: 300, containerStartSeconds: 120, uploadSeconds: 300, cloneSeconds: 600, setupScriptSeconds: 600 },
     });
   });
 

@@ -12,8 +12,10 @@ import type { z } from 'zod';
 import type { KubernetesConnection, KubernetesProfile } from '../executors/kubernetes/types.js';
 import { closestKey } from '../shared/edit-distance.js';
 import { errnoCode } from '../shared/errors.js';
+import { emptyMap, ownValue, protoKeyPath } from '../shared/own.js';
 import { ConfigFieldError, ConfigFileError } from './errors.js';
 import { resolveKubernetesConnection, resolveKubernetesProfile } from './kubernetes.js';
+import { resolveSandboxPaths } from './sandbox-paths.js';
 import { ConfigFileSchema } from './schema.js';
 
 export const CONFIG_FILE = 'berth.yaml';
@@ -51,6 +53,12 @@ export interface LocalExecutorConfig {
   sandbox: 'auto' | 'bubblewrap' | 'none';
   /** Sandboxed agents share the host network. */
   network: boolean;
+  /** Names of serve's environment variables a launch on this executor may pass (`secret_env`). */
+  secretEnv: readonly string[];
+  /** Absolute paths the sandbox hides besides its defaults (`sandbox_hide`, `~/` expanded). */
+  sandboxHide: readonly string[];
+  /** Absolute paths sandboxed agents may read (`sandbox_expose`, `~/` expanded). */
+  sandboxExpose: readonly string[];
   description: string;
 }
 
@@ -64,6 +72,8 @@ export interface KubernetesExecutorConfig {
   kubeContext: string | null;
   namespace: string;
   requestTimeoutSeconds: number;
+  /** Names of serve's environment variables a launch on this executor may pass (`secret_env`). */
+  secretEnv: readonly string[];
   description: string;
 }
 
@@ -73,6 +83,8 @@ export interface ProfileConfig {
   name: string;
   executor: string;
   env: Record<string, string>;
+  /** Names approved for launches of this profile on top of its executor's (`secret_env`). */
+  secretEnv: readonly string[];
   description: string;
   /** The validated `kubernetes:` block: set exactly when `executor` is a kubernetes executor. */
   kubernetes: KubernetesProfile | null;
@@ -84,6 +96,7 @@ export interface ResolvedConfig {
   /** sha256 (hex) of the file's text as loaded (set by loadConfig; absent when built from an object). */
   sourceSha256?: string;
   defaults: { executor: string; agent: string };
+  /** The name-keyed maps have no prototype; look names up with `ownValue` all the same. */
   executors: Readonly<Record<string, ExecutorConfig>>;
   profiles: Readonly<Record<string, ProfileConfig>>;
   agents: Readonly<Record<string, AgentProfile>>;
@@ -137,21 +150,26 @@ export function parseYaml(text: string, file: string): unknown {
 
 /** Validates a raw config object and merges it over the built-in defaults. */
 export function resolveConfig(raw: unknown, opts: { source: string | null; installRoot: string; homeDir?: string }): ResolvedConfig {
+  // zod drops a `__proto__` key without a word; a name that cannot be a map entry is refused instead
+  const proto = protoKeyPath(raw);
+  if (proto !== null) throw new ConfigFieldError(formatPath(proto), 'is not allowed as a name', opts.source);
   const parsed = ConfigFileSchema.safeParse(raw ?? {});
   if (!parsed.success) throw fieldErrorFromIssues(parsed.error.issues, opts.source);
   const cfg = parsed.data;
   const baseDir = opts.source === null ? process.cwd() : dirname(opts.source);
   const ctx = { source: opts.source, baseDir, ...(opts.homeDir !== undefined ? { homeDir: opts.homeDir } : {}) };
 
-  const executors: Record<string, ExecutorConfig> = {
-    [BUILTIN_EXECUTOR]: {
-      name: BUILTIN_EXECUTOR,
-      type: 'local',
-      agentctlPath: join(opts.installRoot, 'dist', 'agentctl.cjs'),
-      sandbox: 'auto',
-      network: true,
-      description: 'a workspace directory and a local agentctl (built in)',
-    },
+  const executors = emptyMap<ExecutorConfig>();
+  executors[BUILTIN_EXECUTOR] = {
+    name: BUILTIN_EXECUTOR,
+    type: 'local',
+    agentctlPath: join(opts.installRoot, 'dist', 'agentctl.cjs'),
+    sandbox: 'auto',
+    network: true,
+    secretEnv: [],
+    sandboxHide: [],
+    sandboxExpose: [],
+    description: 'a workspace directory and a local agentctl (built in)',
   };
   for (const [name, e] of Object.entries(cfg.executors ?? {})) {
     if (e.type === 'local') {
@@ -161,39 +179,40 @@ export function resolveConfig(raw: unknown, opts: { source: string | null; insta
         agentctlPath: e.agentctl_path !== undefined ? resolve(baseDir, e.agentctl_path) : join(opts.installRoot, 'dist', 'agentctl.cjs'),
         sandbox: e.sandbox ?? 'auto',
         network: e.network ?? true,
+        secretEnv: unique(e.secret_env),
+        ...resolveSandboxPaths(name, e, ctx),
         description: e.description ?? '',
       };
       continue;
     }
     const connection = resolveKubernetesConnection(name, e, ctx);
-    executors[name] = { name, type: 'kubernetes', connection, ...connection, description: e.description ?? '' };
+    executors[name] = { name, type: 'kubernetes', connection, ...connection, secretEnv: unique(e.secret_env), description: e.description ?? '' };
   }
 
-  const profiles: Record<string, ProfileConfig> = {};
+  const profiles = emptyMap<ProfileConfig>();
   for (const [name, p] of Object.entries(cfg.profiles ?? {})) {
-    if (!executors[p.executor]) {
+    const executor = ownValue(executors, p.executor);
+    if (!executor) {
       throw new ConfigFieldError(`profiles.${name}.executor`, `must name an entry of executors (${Object.keys(executors).join(', ')})`, opts.source);
     }
-    if (executors[name]) throw new ConfigFieldError(`profiles.${name}`, 'must not share its name with an executor', opts.source);
-    const executor = executors[p.executor];
-    if (executor?.type === 'kubernetes' && p.kubernetes === undefined) {
+    if (ownValue(executors, name)) throw new ConfigFieldError(`profiles.${name}`, 'must not share its name with an executor', opts.source);
+    if (executor.type === 'kubernetes' && p.kubernetes === undefined) {
       throw new ConfigFieldError(`profiles.${name}.kubernetes`, 'is required for a profile of a kubernetes executor', opts.source);
     }
-    if (executor?.type !== 'kubernetes' && p.kubernetes !== undefined) {
-      throw new ConfigFieldError(`profiles.${name}.kubernetes`, `is only allowed on a profile of a kubernetes executor ('${p.executor}' is ${executor?.type ?? 'unknown'})`, opts.source);
+    if (executor.type !== 'kubernetes' && p.kubernetes !== undefined) {
+      throw new ConfigFieldError(`profiles.${name}.kubernetes`, `is only allowed on a profile of a kubernetes executor ('${p.executor}' is ${executor.type})`, opts.source);
     }
     const kubernetes = p.kubernetes === undefined ? null : resolveKubernetesProfile(name, p.kubernetes, ctx);
-    profiles[name] = { name, executor: p.executor, env: p.env ?? {}, description: p.description ?? '', kubernetes };
+    profiles[name] = { name, executor: p.executor, env: p.env ?? {}, secretEnv: unique(p.secret_env), description: p.description ?? '', kubernetes };
   }
 
-  const agents: Record<string, AgentProfile> = {
-    [BUILTIN_AGENT]: {
-      name: BUILTIN_AGENT,
-      // agentctl's built-in demo agent: runs wherever agentctl runs (locally, in a Pod with or without Node)
-      command: [AGENTCTL_PLACEHOLDER, 'demo-agent'],
-      env: {},
-      description: 'a scripted demo agent (no API key needed)',
-    },
+  const agents = emptyMap<AgentProfile>();
+  agents[BUILTIN_AGENT] = {
+    name: BUILTIN_AGENT,
+    // agentctl's built-in demo agent: runs wherever agentctl runs (locally, in a Pod with or without Node)
+    command: [AGENTCTL_PLACEHOLDER, 'demo-agent'],
+    env: {},
+    description: 'a scripted demo agent (no API key needed)',
   };
   for (const [name, a] of Object.entries(cfg.agents ?? {})) {
     const promptInput = a.prompt ?? 'argv';
@@ -204,12 +223,12 @@ export function resolveConfig(raw: unknown, opts: { source: string | null; insta
   }
 
   const defaults = { executor: cfg.defaults?.executor ?? BUILTIN_EXECUTOR, agent: cfg.defaults?.agent ?? BUILTIN_AGENT };
-  if (!executors[defaults.executor] && !profiles[defaults.executor]) {
+  if (!ownValue(executors, defaults.executor) && !ownValue(profiles, defaults.executor)) {
     throw new ConfigFieldError('defaults.executor', 'must name an entry of executors or profiles', opts.source);
   }
   const direct = directLaunchProblem({ executors, profiles }, defaults.executor);
   if (direct !== null) throw new ConfigFieldError('defaults.executor', direct, opts.source);
-  if (!agents[defaults.agent]) throw new ConfigFieldError('defaults.agent', 'must name an entry of agents', opts.source);
+  if (!ownValue(agents, defaults.agent)) throw new ConfigFieldError('defaults.agent', 'must name an entry of agents', opts.source);
 
   return { source: opts.source, defaults, executors, profiles, agents };
 }
@@ -222,12 +241,12 @@ export function resolveConfig(raw: unknown, opts: { source: string | null; insta
 function fieldErrorFromIssues(issues: readonly z.core.$ZodIssue[], source: string | null): ConfigFieldError {
   const unknown = issues.find((i) => i.code === 'unrecognized_keys');
   if (unknown === undefined || unknown.code !== 'unrecognized_keys') return fieldErrorFromIssue(issues[0], source);
-  const parent = unknown.path.map(String).join('.');
+  const parent = formatPath(unknown.path);
   const key = unknown.keys[0] ?? '';
   const suggestion = closestKey(
     key,
     issues
-      .filter((i) => i !== unknown && i.path.length === unknown.path.length + 1 && i.path.slice(0, -1).map(String).join('.') === parent)
+      .filter((i) => i !== unknown && i.path.length === unknown.path.length + 1 && formatPath(i.path.slice(0, -1)) === parent)
       .map((i) => String(i.path[i.path.length - 1])),
   );
   const path = parent === '' ? key : `${parent}.${key}`;
@@ -236,7 +255,7 @@ function fieldErrorFromIssues(issues: readonly z.core.$ZodIssue[], source: strin
 
 function fieldErrorFromIssue(issue: z.core.$ZodIssue | undefined, source: string | null): ConfigFieldError {
   if (!issue) return new ConfigFieldError('', 'is invalid', source);
-  const path = issue.path.map(String).join('.');
+  const path = formatPath(issue.path);
   if (issue.code === 'unrecognized_keys') {
     const key = issue.keys[0] ?? '';
     return new ConfigFieldError(path === '' ? key : `${path}.${key}`, 'is not a known setting', source);
@@ -245,6 +264,16 @@ function fieldErrorFromIssue(issue: z.core.$ZodIssue | undefined, source: string
   let detail = issue.message;
   if (detail.startsWith('Invalid input')) detail = `has the wrong type (${detail.replace(/^Invalid input: /, '')})`;
   return new ConfigFieldError(path, detail, source);
+}
+
+/** A field path as errors show it: `executors.local.secret_env[1]`. */
+function formatPath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((out, key) => (typeof key === 'number' ? `${out}[${key}]` : out === '' ? String(key) : `${out}.${String(key)}`), '');
+}
+
+/** The names in order, each once. */
+function unique(names: readonly string[] | undefined): string[] {
+  return [...new Set(names ?? [])];
 }
 
 /** The berth install directory: the nearest ancestor of this module holding `package.json` and `agents/`. */
@@ -272,8 +301,8 @@ export function renderAgentCommand(agent: AgentProfile, prompt: string): string[
  * the day a second one is added.
  */
 export function directLaunchProblem(config: Pick<ResolvedConfig, 'executors' | 'profiles'>, name: string): string | null {
-  if (config.profiles[name] !== undefined) return null;
-  const executor = config.executors[name];
+  if (ownValue(config.profiles, name) !== undefined) return null;
+  const executor = ownValue(config.executors, name);
   if (executor?.type !== 'kubernetes') return null;
   const own = Object.values(config.profiles)
     .filter((p) => p.executor === name)

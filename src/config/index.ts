@@ -25,4 +25,4 @@ export {
   type ResolvedConfig,
 } from './config.js';
 export { ConfigFieldError, ConfigFileError } from './errors.js';
-export { launchTargetNames, resolveProfile, type ResolvedProfile } from './profiles.js';
+export { approvedSecretEnv, launchTargetNames, resolveProfile, type ResolvedProfile } from './profiles.js';

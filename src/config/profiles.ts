@@ -3,6 +3,7 @@
  * directly. The one lookup the controller uses for launches, resumes and recovery.
  * @module
  */
+import { ownValue } from '../shared/own.js';
 import type { ExecutorConfig, ProfileConfig, ResolvedConfig } from './config.js';
 
 export interface ResolvedProfile {
@@ -14,13 +15,21 @@ export interface ResolvedProfile {
 
 /** The profile or executor entry called `name`, or null when there is none. */
 export function resolveProfile(config: ResolvedConfig, name: string): ResolvedProfile | null {
-  const profile = config.profiles[name];
+  const profile = ownValue(config.profiles, name);
   if (profile) {
-    const executor = config.executors[profile.executor];
+    const executor = ownValue(config.executors, profile.executor);
     return executor ? { executor, profile } : null;
   }
-  const executor = config.executors[name];
+  const executor = ownValue(config.executors, name);
   return executor ? { executor, profile: null } : null;
+}
+
+/**
+ * The secret names a launch of `resolved` may pass: those its profile lists and those its executor
+ * lists (`secret_env`), in that order, each once.
+ */
+export function approvedSecretEnv(resolved: ResolvedProfile): string[] {
+  return [...new Set([...(resolved.profile?.secretEnv ?? []), ...resolved.executor.secretEnv])];
 }
 
 /** Every name a launch may give, for error messages. */

@@ -13,6 +13,13 @@ const envMap = z.record(
   z.string({ error: 'must be a string (quote numbers and booleans)' }),
   { error: 'must be a map of NAME: value' },
 );
+/**
+ * `secret_env`: the names of `berth serve`'s environment variables a launch may pass to its agent
+ * (`secretEnv` / `--secret-env`); a launch naming any other is refused.
+ */
+const secretEnvList = z.array(z.string({ error: 'must be an environment variable name' }).regex(ENV_NAME, { error: 'must be an environment variable name' }), {
+  error: 'must be a list of environment variable names',
+});
 
 export const LocalExecutorSchema = z.strictObject({
   type: z.literal('local'),
@@ -22,6 +29,11 @@ export const LocalExecutorSchema = z.strictObject({
   sandbox: z.enum(['bubblewrap', 'none'], { error: 'must be "bubblewrap" or "none"' }).optional(),
   /** Whether sandboxed agents share the host network (default true); false leaves them loopback only. */
   network: z.boolean({ error: 'must be true or false' }).optional(),
+  /** Paths sandboxed agents must not see, besides the defaults; absolute or `~/…` (checked in config.ts). */
+  sandbox_hide: z.array(z.string({ error: 'must be a path' }), { error: 'must be a list of paths' }).optional(),
+  /** Paths sandboxed agents may read (e.g. `~/.gitconfig`); absolute or `~/…` (checked in config.ts). */
+  sandbox_expose: z.array(z.string({ error: 'must be a path' }), { error: 'must be a list of paths' }).optional(),
+  secret_env: secretEnvList.optional(),
   description: z.string().optional(),
 });
 
@@ -34,6 +46,7 @@ export const KubernetesExecutorSchema = z.strictObject({
   kube_context: z.string().optional(),
   namespace: z.string().min(1, { error: 'must be a valid Kubernetes namespace' }).optional(),
   request_timeout_seconds: z.number().int().min(1).max(300, { error: 'must be between 1 and 300' }).optional(),
+  secret_env: secretEnvList.optional(),
   description: z.string().optional(),
 });
 
@@ -72,6 +85,9 @@ export const KubernetesProfileSchema = z.strictObject({
       scheduling_seconds: budgetSeconds.optional(),
       image_pull_seconds: budgetSeconds.optional(),
       container_start_seconds: budgetSeconds.optional(),
+      upload_seconds: budgetSeconds.optional(),
+      clone_seconds: budgetSeconds.optional(),
+      setup_script_seconds: budgetSeconds.optional(),
     })
     .optional(),
 });
@@ -82,6 +98,8 @@ export const ProfileSchema = z.strictObject({
   env: envMap.optional(),
   /** Required for (and only allowed on) a profile of a kubernetes executor. */
   kubernetes: KubernetesProfileSchema.optional(),
+  /** Added to its executor's `secret_env` for launches of this profile. */
+  secret_env: secretEnvList.optional(),
   description: z.string().optional(),
 });
 

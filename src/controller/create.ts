@@ -45,7 +45,7 @@ export async function createController(opts: ControllerOptions): Promise<Control
   const config = opts.config ?? loadConfig({ dataDir });
   const logger = opts.logger ?? silentLogger;
   const store = InventoryStore.open({ dataDir });
-  const deps: ExecutorDeps = { dataDir, logger, ...(opts.agentctlPath !== undefined ? { agentctlPath: opts.agentctlPath } : {}) };
+  const deps: ExecutorDeps = { dataDir, logger, env, ...(opts.agentctlPath !== undefined ? { agentctlPath: opts.agentctlPath } : {}) };
   const executors = createExecutors(config, deps);
   const events = new SessionEvents((err) => logger.warn({ err: String(err) }, 'event listener threw'));
   return new SessionManager({
@@ -57,7 +57,8 @@ export async function createController(opts: ControllerOptions): Promise<Control
     locks: new KeyedLock(),
     log: logger,
     hooks: opts.testHooks ?? testHooksFromEnv(env),
-    secretSource: (name) => env[name],
+    // own variables only: `constructor` is no variable of the environment
+    secretSource: (name) => (Object.hasOwn(env, name) ? env[name] : undefined),
     runId: newControllerRunId(),
     snapshotProfile: (name) => profileSnapshot(config, name, deps),
   });

@@ -25,7 +25,7 @@ export const LAUNCH_KIND_KEY = 'launch_kind';
 
 /**
  * `fresh`: a new instance and a new agent. `revive`: the recorded instance, reconnected (or its
- * agentctl restarted with the recorded nonce). Its `intent` decides about the agent: an explicit
+ * agentctl restarted with a fresh nonce). Its `intent` decides about the agent: an explicit
  * `resume` starts a new agent when the recorded one cannot go on; a `reconnect` (recovery at
  * start-up) never does — an agent whose agentctl died is reported lost, not silently re-run.
  */
@@ -405,6 +405,11 @@ export class SessionLaunch {
     return this.session.request.profile ?? { executor: this.#executorName, profile: null, type: 'local', settings: {}, env: this.session.request.profileEnv };
   }
 
+  /**
+   * The values of the secret names the session recorded, read from serve's environment now. The
+   * names were checked against `secret_env` at launch and stay approved for this session, as the
+   * rest of its profile snapshot does: an edit of berth.yaml applies to new launches.
+   */
   #resolveSecretEnv(): Record<string, string> {
     const out: Record<string, string> = {};
     for (const name of this.session.request.secretEnv) {

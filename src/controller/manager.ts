@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { directLaunchProblem, launchTargetNames, resolveProfile } from '../config/index.js';
+import { ownValue } from '../shared/own.js';
 import type { ExecutorProfileSnapshot, StopResult } from '../executors/executor.js';
 import { isProvisionalState, type SessionRecord } from '../inventory/index.js';
 import { errorMessage } from '../shared/errors.js';
@@ -17,6 +18,7 @@ import { identityOf, LiveAccess } from './live-access.js';
 import { WorkspaceOps } from './workspace-ops.js';
 import { recoverSession } from './recover.js';
 import { SelfHeal } from './self-heal.js';
+import { startUnrecordedSweeps } from './unrecorded-sweep.js';
 import { encodeRepoCredentials, repoCredentialId, sessionOfRepoCredential, splitRepositoryRef } from './repo-credentials.js';
 import {
   LaunchValidationError,
@@ -32,7 +34,7 @@ import {
   type ShellOptions,
   type ShellSession,
 } from './service.js';
-import { ENV_NAME, validateRepositoryRef } from './validate.js';
+import { checkSecretEnv, ENV_NAME, validateRepositoryRef } from './validate.js';
 import { launchRequestProblems } from '../shared/launch-limits.js';
 import { promptInputOf, renderAgentArgv } from './prompt-input.js';
 import { checkRepository } from './repo-check.js';
@@ -61,6 +63,8 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
   readonly #ops: WorkspaceOps;
   /** Watches ready sessions' instances and heals them without a command. */
   readonly #heal: SelfHeal;
+  /** Stops the executors' sweeps of unrecorded objects (started by recover()). */
+  #stopSweeps: (() => Promise<void>) | null = null;
 
   constructor(ctx: ManagerContext) {
     this.#ctx = ctx;
@@ -80,15 +84,12 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
     // A Kubernetes session may start without a repository (an empty workspace on its volume).
     const { repository, credentials } = splitRepositoryRef(validateRepositoryRef(req.repository, { optional: profile.type === 'kubernetes' }));
     const agentName = req.agent ?? config.defaults.agent;
-    const agent = config.agents[agentName];
+    const agent = ownValue(config.agents, agentName);
     if (!agent) throw new LaunchValidationError('agent', `unknown agent '${agentName}' (configured: ${Object.keys(config.agents).join(', ')})`);
     for (const key of Object.keys(req.env ?? {})) {
       if (!ENV_NAME.test(key)) throw new LaunchValidationError(`env.${key}`, 'must be a valid environment variable name');
     }
-    for (const name of req.secretEnv ?? []) {
-      if (!ENV_NAME.test(name)) throw new LaunchValidationError(`secretEnv.${name}`, 'must be a valid environment variable name');
-      if (this.#ctx.secretSource(name) === undefined) throw new LaunchValidationError(`secretEnv.${name}`, 'is not set in the controller environment');
-    }
+    checkSecretEnv(req.secretEnv ?? [], resolveProfile(config, executorName), (name) => this.#ctx.secretSource(name) !== undefined);
     const problem = launchRequestProblems(req)[0];
     if (problem) throw new LaunchValidationError(problem.field, problem.message);
     // A missing path, a plain directory, file:///nope or an unknown branch: refused before the session exists.
@@ -348,6 +349,8 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
     };
     await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? RECOVERY_CONCURRENCY) }, worker));
     if (!this.#shutdown.signal.aborted) this.#sweepOrphanSecrets();
+    // objects no session records (a create that committed after its launch gave up): in the background
+    if (!this.#shutdown.signal.aborted && this.#stopSweeps === null) this.#stopSweeps = startUnrecordedSweeps(this.#ctx);
   }
 
   async close(): Promise<void> {
@@ -355,6 +358,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
     this.#closed = true;
     this.#shutdown.abort(new Error('controller is shutting down'));
     await this.#heal.close();
+    await this.#stopSweeps?.();
     await Promise.allSettled([...this.#shells].map((s) => s.end()));
     this.#shells.clear();
     await Promise.allSettled([...this.#inflight.values()]);

@@ -126,7 +126,11 @@ export interface ExecOptions {
   cwd?: string;
   env?: Record<string, string>;
   stdin?: Uint8Array | string;
-  onOutput?: (chunk: OutputChunkView) => void;
+  /**
+   * Called with each chunk of output, in order. A returned promise is awaited before more output
+   * is read (so a slow consumer slows the stream down instead of having it buffered for it).
+   */
+  onOutput?: (chunk: OutputChunkView) => unknown;
   signal?: AbortSignal;
 }
 

@@ -2,9 +2,34 @@
  * Validation of launch requests before anything is recorded or created (pure).
  * @module
  */
+import { approvedSecretEnv, type ResolvedProfile } from '../config/index.js';
 import { LaunchValidationError, type LaunchRequest, type RepositoryRef } from './service.js';
 
 export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * Checks a launch's `secretEnv` names against the ones `berth.yaml` approves for its target
+ * (`secret_env` of the profile and of its executor); throws LaunchValidationError naming
+ * `secretEnv.NAME`. A name that is not approved gets the same answer whether or not serve's
+ * environment has it, so a launch cannot probe that environment; an approved name that is unset may
+ * say so (an admin listed it).
+ */
+export function checkSecretEnv(names: readonly string[], target: ResolvedProfile | null, isSet: (name: string) => boolean): void {
+  const approved = new Set(target === null ? [] : approvedSecretEnv(target));
+  for (const name of names) {
+    if (typeof name !== 'string' || !ENV_NAME.test(name)) throw new LaunchValidationError(`secretEnv.${String(name)}`, 'must be a valid environment variable name');
+    if (!approved.has(name)) throw new LaunchValidationError(`secretEnv.${name}`, `is not an approved secret for ${describeTarget(target)}`);
+    if (!isSet(name)) throw new LaunchValidationError(`secretEnv.${name}`, 'is not set in the controller environment');
+  }
+}
+
+function describeTarget(target: ResolvedProfile | null): string {
+  if (target === null) return 'this launch';
+  const executor = `executors.${target.executor.name}.secret_env`;
+  return target.profile === null
+    ? `executor '${target.executor.name}' (add it to ${executor} in berth.yaml)`
+    : `profile '${target.profile.name}' (add it to profiles.${target.profile.name}.secret_env or ${executor} in berth.yaml)`;
+}
 
 /**
  * Checks and copies a repository reference; throws LaunchValidationError naming the field. The

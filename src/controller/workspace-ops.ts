@@ -5,6 +5,7 @@
  * @module
  */
 import { chunkBytes, isAgentctlHttpError, isAgentctlUnreachableError } from '../client/index.js';
+import type { OutputChunk } from '../protocol/index.js';
 import { previousAgentProcessId, recordedAgentId } from './agent.js';
 import type { ManagerContext } from './context.js';
 import { identityOf, type LiveAccess } from './live-access.js';
@@ -46,7 +47,7 @@ export class WorkspaceOps {
       // A command that cannot be started ends as a shell would report it: 127 (not found) or 126.
       const failed = spawnFailure(err);
       if (failed === undefined) throw err;
-      opts.onOutput?.({ seq: 0, stream: 'stderr', data: new TextEncoder().encode(`berth: exec: ${argv[0] ?? ''}: ${failed.reason}\n`) });
+      await opts.onOutput?.({ seq: 0, stream: 'stderr', data: new TextEncoder().encode(`berth: exec: ${argv[0] ?? ''}: ${failed.reason}\n`) });
       return { exitCode: failed.exitCode, signal: null };
     }
     const { live, value: proc } = started;
@@ -63,7 +64,7 @@ export class WorkspaceOps {
       // A short re-dial budget: a dropped connection or forward comes back within it, a dead
       // agentctl does not — the caller hears so in about a second, not after the default ~10 s.
       for await (const msg of client.streamOutput(proc.id, { signal, reconnect: EXEC_RECONNECT })) {
-        if (msg.type === 'output') opts.onOutput?.(toChunk(msg.chunk));
+        if (msg.type === 'output') await opts.onOutput?.(toChunk(msg.chunk));
         else if (msg.type === 'exit') return { exitCode: msg.exit_code, signal: msg.signal };
       }
       signal.throwIfAborted();
@@ -138,12 +139,13 @@ export class WorkspaceOps {
       yield* await this.#previousLiveLogs(id, opts);
       return;
     }
-    // the first read doubles as a liveness check: a dead agentctl is revived once, then read again
-    const { live, value: first } = await this.#access.withLive(id, 'read the logs of', (l) =>
-      l.agentProcessId === null
-        ? Promise.resolve(null)
-        : l.instance.client.readAllOutput(l.agentProcessId, { from: opts.from ?? 0, ...(opts.signal ? { signal: opts.signal } : {}) }),
-    );
+    // the first read doubles as a liveness check: a dead agentctl is revived once, then read again.
+    // A follower streams everything itself: one chunk is check enough, not a copy of all retained output.
+    const { live, value: first } = await this.#access.withLive(id, 'read the logs of', (l): Promise<{ chunks: OutputChunk[] } | null> => {
+      if (l.agentProcessId === null) return Promise.resolve(null);
+      const read = { from: opts.from ?? 0, ...(opts.signal ? { signal: opts.signal } : {}) };
+      return opts.follow ? l.instance.client.readOutput(l.agentProcessId, { ...read, limit: 1 }) : l.instance.client.readAllOutput(l.agentProcessId, read);
+    });
     const agentId = live.agentProcessId;
     if (agentId === null || first === null) return;
     if (!opts.follow) {

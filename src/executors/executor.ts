@@ -205,7 +205,7 @@ export interface Executor {
   stopInstance(target: StopTarget, opts: StopOptions): Promise<StopResult | void>;
   /**
    * Re-establishes a dead connection to a running instance (a dropped forward, a restarted agentctl:
-   * re-handshake with the recorded nonce, same instance id). No new side effects unless agentctl
+   * re-handshake with a fresh nonce, same instance id). No new side effects unless agentctl
    * died; never starts the agent (the manager decides that). Throws when the instance is gone.
    */
   refreshInstance(instance: ExecutorInstance, req: RefreshRequest): Promise<ExecutorInstance>;
@@ -232,6 +232,21 @@ export interface Executor {
    * the next command that finds it unreachable.
    */
   watchInstance?(target: StopTarget, onTrouble: (reason: string, message: string) => void): () => void;
+  /**
+   * Starts the executor's sweep of what it created that no session records (Kubernetes: the Pods and
+   * PVCs of creates that committed after their launch had given up on them), at once and then on its
+   * own schedule; objects of another installation are only reported. `isRecorded` answers, from the
+   * inventory as it is when asked, whether a session still claims an object's session or instance:
+   * those are never touched. Returns the function that stops it (resolves once a sweep in flight
+   * ended). Optional.
+   */
+  startSweeps?(isRecorded: (owner: SweepOwner) => boolean): () => Promise<void>;
+}
+
+/** Who an object an executor created says it belongs to (Kubernetes: its ownership labels). */
+export interface SweepOwner {
+  sessionId: string;
+  instanceId: string;
 }
 
 /** Thrown when a launch stage fails; `stage` is the failure site. Rollback errors ride along in `rollbackErrors`. */

@@ -4,13 +4,14 @@
  * branches on the type itself.
  * @module
  */
-import type { ExecutorConfig, ResolvedConfig } from '../config/index.js';
+import type { ExecutorConfig, LocalExecutorConfig, ResolvedConfig } from '../config/index.js';
 import { findInstallRoot, launchTargetNames, resolveProfile, type ResolvedProfile } from '../config/index.js';
+import { ensureInstallationId } from '../shared/installation-id.js';
 import type { Logger } from '../shared/logger.js';
 import type { Executor, ExecutorProfileSnapshot } from './executor.js';
 import { defaultArtifactPaths, KubernetesExecutor, PROFILE_SETTING } from './kubernetes/index.js';
 import { encodeProfileSnapshot } from './kubernetes/config/index.js';
-import { LocalExecutor } from './local/index.js';
+import { findOnPath, hostSecretPaths, LocalExecutor, userHomes, type LocalExecutorOptions } from './local/index.js';
 
 /** What every executor may need from the controller that builds it. */
 export interface ExecutorDeps {
@@ -22,6 +23,12 @@ export interface ExecutorDeps {
   agentPaths?: readonly string[];
   /** Where dist/ (the agentctl builds delivered into Pods) lives. @default found from this module */
   installRoot?: string;
+  /** The controller's environment (`HOME`, `KUBECONFIG`, `XDG_CONFIG_HOME`). @default process.env */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Paths every local sandbox hides besides its defaults. @default the kubeconfigs and config file of the config */
+  sandboxHide?: readonly string[];
+  /** The installation id Kubernetes executors stamp on what they create. @default the data dir's (created on first use) */
+  installationId?: string;
 }
 
 interface ExecutorType<C extends ExecutorConfig> {
@@ -34,16 +41,7 @@ type Registry = { [T in ExecutorConfig['type']]?: ExecutorType<Extract<ExecutorC
 
 const TYPES: Registry = {
   local: {
-    create: (config, deps) =>
-      new LocalExecutor({
-        name: config.name,
-        dataDir: deps.dataDir,
-        agentctlPath: deps.agentctlPath ?? config.agentctlPath,
-        logger: deps.logger,
-        sandbox: config.sandbox,
-        network: config.network,
-        sandboxReadOnlyPaths: deps.agentPaths ?? [],
-      }),
+    create: (config, deps) => new LocalExecutor(localOptions(config, deps)),
     settings: (resolved, deps) => ({ agentctl_path: deps.agentctlPath ?? resolved.executor.agentctlPath }),
   },
   kubernetes: {
@@ -53,6 +51,7 @@ const TYPES: Registry = {
         connection: config.connection,
         artifacts: defaultArtifactPaths(deps.installRoot ?? findInstallRoot()),
         logger: deps.logger,
+        installationId: deps.installationId ?? ensureInstallationId(deps.dataDir),
       }),
     settings: (resolved) => {
       // A kubernetes executor is launched through a profile (config validation says so): its Pod
@@ -76,7 +75,7 @@ export function isExecutorTypeAvailable(config: ExecutorConfig): boolean {
 /** One executor per config entry whose type is available. */
 export function createExecutors(config: ResolvedConfig, deps: ExecutorDeps): Map<string, Executor> {
   const out = new Map<string, Executor>();
-  const withPaths: ExecutorDeps = { ...deps, agentPaths: deps.agentPaths ?? agentCommandPaths(config) };
+  const withPaths = localDeps(config, deps);
   for (const entry of Object.values(config.executors)) {
     const type = typeOf(entry);
     if (type) out.set(entry.name, type.create(entry, withPaths));
@@ -84,10 +83,54 @@ export function createExecutors(config: ResolvedConfig, deps: ExecutorDeps): Map
   return out;
 }
 
-/** The absolute paths among the agents' argv (scripts such as the built-in demo agent). */
-function agentCommandPaths(config: ResolvedConfig): string[] {
+/** The local executors of `config` alone, built as createExecutors builds them (`berth doctor` probes their sandbox). */
+export function createLocalExecutors(config: ResolvedConfig, deps: ExecutorDeps): LocalExecutor[] {
+  const withPaths = localDeps(config, deps);
+  const out: LocalExecutor[] = [];
+  for (const entry of Object.values(config.executors)) if (entry.type === 'local') out.push(new LocalExecutor(localOptions(entry, withPaths)));
+  return out;
+}
+
+function localOptions(config: LocalExecutorConfig, deps: ExecutorDeps): LocalExecutorOptions {
+  return {
+    name: config.name,
+    dataDir: deps.dataDir,
+    agentctlPath: deps.agentctlPath ?? config.agentctlPath,
+    logger: deps.logger,
+    sandbox: config.sandbox,
+    network: config.network,
+    sandboxReadOnlyPaths: deps.agentPaths ?? [],
+    sandboxHide: [...config.sandboxHide, ...(deps.sandboxHide ?? [])],
+    sandboxExpose: config.sandboxExpose,
+  };
+}
+
+function localDeps(config: ResolvedConfig, deps: ExecutorDeps): ExecutorDeps {
+  return { ...deps, agentPaths: deps.agentPaths ?? agentCommandPaths(config, (deps.env ?? process.env).PATH), sandboxHide: deps.sandboxHide ?? configSecretPaths(config, deps.env ?? process.env) };
+}
+
+/**
+ * What Berth's config says holds credentials, hidden from every local sandbox: each kubernetes
+ * executor's kubeconfig, `$KUBECONFIG`'s entries, Berth's config dir and the config file itself.
+ */
+function configSecretPaths(config: ResolvedConfig, env: Readonly<Record<string, string | undefined>>): string[] {
+  return hostSecretPaths({
+    env,
+    homes: userHomes(env),
+    kubeconfigPaths: Object.values(config.executors).map((e) => (e.type === 'kubernetes' ? e.kubeconfigPath : null)),
+    configFile: config.source,
+  });
+}
+
+/** The absolute paths among the agents' argv (scripts such as the built-in demo agent), and where their programs are found on PATH. */
+function agentCommandPaths(config: ResolvedConfig, path: string | undefined): string[] {
   const paths = new Set<string>();
-  for (const agent of Object.values(config.agents)) for (const arg of agent.command) if (arg.startsWith('/')) paths.add(arg);
+  for (const agent of Object.values(config.agents)) {
+    for (const arg of agent.command) if (arg.startsWith('/')) paths.add(arg);
+    // a program found on PATH, perhaps in the (hidden) home: ~/.local/bin/claude
+    const program = findOnPath(agent.command[0] ?? '', path);
+    if (program !== null) paths.add(program);
+  }
   return [...paths];
 }
 

@@ -14,6 +14,12 @@ export const ENV = {
   controlPort: 'AGENTCTL_PORT',
   instancePorts: 'AGENTCTL_INSTANCE_PORTS',
   bootstrapNonce: 'AGENTCTL_BOOTSTRAP_NONCE',
+  /**
+   * A file holding the bootstrap nonce instead (absolute path): read and removed at start, before
+   * agentctl serves, and again at a handshake when a new one was written meanwhile (a restarted
+   * agentctl, whose controller delivers a fresh nonce). Keeps the nonce out of every environment.
+   */
+  bootstrapNonceFile: 'AGENTCTL_BOOTSTRAP_NONCE_FILE',
   stateDir: 'AGENTCTL_STATE_DIR',
   logLevel: 'AGENTCTL_LOG_LEVEL',
   maxProcesses: 'AGENTCTL_MAX_PROCESSES',
@@ -25,6 +31,12 @@ export const ENV = {
    * besides {@link CHILD_BASE_ENV} (e.g. what a Pod template sets on the main container).
    */
   passEnv: 'AGENTCTL_PASS_ENV',
+  /**
+   * An inherited file descriptor agentctl writes its port report to (one JSON line, see
+   * port-report.ts) once it listens, then closes. Set by the local executor, which starts agentctl
+   * on port 0; unset (the Kubernetes executor, fixed port 8765) nothing is reported.
+   */
+  reportFd: 'AGENTCTL_REPORT_FD',
 } as const;
 
 /**

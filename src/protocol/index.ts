@@ -10,3 +10,4 @@ export * from './processes.js';
 export * from './files.js';
 export * from './git.js';
 export * from './routes.js';
+export * from './port-report.js';

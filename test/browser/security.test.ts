@@ -1,12 +1,16 @@
 /**
  * The dashboard's defences, in a real browser: a one-time login code, a cookie that another page
- * on the same machine cannot use (Origin + CSRF checks on calls, Origin on the WebSocket), no access
- * under a foreign Host name (DNS rebinding), and a strict CSP the app itself never trips.
+ * on the same machine cannot use (Origin + CSRF checks on calls, Origin on the WebSocket) and that
+ * is worth nothing to a local listener it is sent to, a login that survives a reload of its tab,
+ * the `--open` redirect page, no access under a foreign Host name (DNS rebinding), and a strict
+ * CSP the app itself never trips.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeLoginPage } from '../../src/cli/commands/dashboard-page.js';
 import { CHROMIUM, launchBrowser, logIn, newContext, startDashboard, type Dashboard } from './support/dashboard.js';
 import { chromium } from 'playwright-core';
 
@@ -44,7 +48,7 @@ describe('dashboard security', () => {
     await logIn(first.page, url);
     expect(first.page.url()).not.toContain('code=');
     const cookies = await first.context.cookies();
-    const session = cookies.find((c) => c.name === 'berth_session');
+    const session = cookies.find((c) => /^berth_session_[0-9a-f]{12}$/.test(c.name));
     expect(session?.httpOnly).toBe(true);
     expect(session?.sameSite).toBe('Strict');
     // The cookie is not readable by the page's scripts.
@@ -67,7 +71,12 @@ describe('dashboard security', () => {
     await logIn(page, await dash.loginUrl());
     await expect.poll(async () => JSON.parse((await dash.cli(['status', id, '-o', 'json'])).stdout).state, { timeout: 30_000 }).toBe('ready');
 
-    foreign = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(foreignPage(dash.origin, id)));
+    // A listener on another port of 127.0.0.1 (an agent's dev server) receives the dashboard's cookie.
+    const captured: string[] = [];
+    foreign = createServer((req, res) => {
+      if (req.headers.cookie) captured.push(req.headers.cookie);
+      res.writeHead(200, { 'content-type': 'text/html' }).end(foreignPage(dash.origin, id));
+    });
     await new Promise<void>((resolve) => foreign?.listen(0, '127.0.0.1', () => resolve()));
     const elsewhere = `http://127.0.0.1:${(foreign.address() as AddressInfo).port}/`;
     const attacker = await context.newPage();
@@ -78,6 +87,42 @@ describe('dashboard security', () => {
     await expect.poll(() => attacker.evaluate(() => (globalThis as unknown as { results: { fetch?: string } }).results.fetch), { timeout: 15_000 }).toBeDefined();
     // The forged stop did nothing.
     expect(JSON.parse((await dash.cli(['status', id, '-o', 'json'])).stdout).state).toBe('ready');
+    // The cookie it captured, replayed from outside a browser, gets nothing, not even the CSRF token.
+    const cookie = captured.find((c) => c.includes('berth_session_'));
+    expect(cookie, 'the browser sent the cookie to the other port').toBeDefined();
+    for (const path of ['/api/v1/dashboard/session', '/api/v1/sessions', `/api/v1/sessions/${id}/logs`]) {
+      const res = await fetch(`${dash.origin}${path}`, { headers: { cookie: cookie ?? '', origin: dash.origin } });
+      expect(res.status, path).toBe(401);
+      expect(await res.text(), path).not.toMatch(/csrf"|"sessions"|"output"/);
+    }
+    const replayedStop = await fetch(`${dash.origin}/api/v1/sessions/${id}/stop`, { method: 'POST', headers: { cookie: cookie ?? '', origin: dash.origin } });
+    expect(replayedStop.status).toBe(401);
+    expect(JSON.parse((await dash.cli(['status', id, '-o', 'json'])).stdout).state).toBe('ready');
+    await context.close();
+  });
+
+  it('keeps the login across a reload of its tab; a new tab asks for a link of its own, which logs no other tab out', async () => {
+    const { context, page } = await newContext(browser);
+    await logIn(page, await dash.loginUrl());
+    await page.reload();
+    await page.getByTestId('sessions-list').or(page.getByTestId('sessions-empty')).first().waitFor();
+    const other = await context.newPage();
+    await other.goto(`${dash.origin}/`);
+    await other.getByTestId('login-required').waitFor();
+    expect(await other.getByTestId('login-error').count()).toBe(0);
+    await logIn(other, await dash.loginUrl());
+    await page.reload();
+    await page.getByTestId('sessions-list').or(page.getByTestId('sessions-empty')).first().waitFor();
+    expect(await page.getByTestId('login-required').count()).toBe(0);
+    await context.close();
+  });
+
+  it('logs in through the page `berth dashboard --open` hands to xdg-open (file:// redirecting to the link)', async () => {
+    const file = writeLoginPage(dash.dataDir, await dash.loginUrl(), new Date());
+    const { context, page } = await newContext(browser);
+    await page.goto(pathToFileURL(file).href);
+    await page.getByTestId('sessions-list').or(page.getByTestId('sessions-empty')).first().waitFor();
+    expect(page.url()).toBe(`${dash.origin}/`);
     await context.close();
   });
 

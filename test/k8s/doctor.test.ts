@@ -2,22 +2,28 @@
 // (`node dist/berth.js doctor`) with a data dir whose berth.yaml points at the executor's
 // ServiceAccount (deploy/rbac.yaml): every check passes as that account; a Role missing one verb
 // fails naming exactly that permission and the rule to add; a template the namespace's Pod
-// Security refuses fails its dry-run with the reason and shows its security warning; an API server
+// Security refuses fails its dry-run with the reason and shows its security warnings; objects with
+// Berth's labels that another installation created are listed (this one's are not); an API server
 // that does not answer fails at once with the hint. Dry-runs leave nothing behind.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
+import { ownershipLabels } from '../../src/executors/kubernetes/compose/index.js';
+import { ANNOTATION } from '../../src/executors/kubernetes/constants.js';
 import { ensureBuilt, runCli, type CliResult } from '../integration/cli/helpers.js';
 import { imageTemplate } from './support/berth.js';
 import { clusterEnv } from './support/env.js';
 import { loadKubeConfig } from './support/kube.js';
 import { createTestNamespace, type TestNamespace } from './support/namespace.js';
+import { restrictedPod } from './support/pods.js';
 import { createExecutorServiceAccount, type ServiceAccountAccess } from './support/service-account.js';
 
 const env = clusterEnv();
+/** The installation id of a data dir in these tests. */
+const OURS = '0123456789abcdef0123456789abcdef';
 
 interface Line {
   status: 'ok' | 'warn' | 'fail';
@@ -99,7 +105,14 @@ describe('berth doctor --executor on a real cluster', () => {
     const dir = dataDir(sa.kubeconfigPath, profiles);
     const executor = await doctor(dir, '--executor', 'k8s');
     expect(executor.code, executor.stdout + executor.stderr).toBe(0);
-    expect(parseChecks(executor.stdout).map((l) => `${l.status} ${l.name}`)).toEqual(['ok config', 'ok k8s: kubeconfig', 'ok k8s: api server', 'ok k8s: namespace', 'ok k8s: permissions']);
+    expect(parseChecks(executor.stdout).map((l) => `${l.status} ${l.name}`)).toEqual([
+      'ok config',
+      'ok k8s: kubeconfig',
+      'ok k8s: api server',
+      'ok k8s: namespace',
+      'ok k8s: permissions',
+      'ok k8s: foreign objects',
+    ]);
     expect(lineOf(executor, 'k8s: api server').detail).toMatch(new RegExp(`^Kubernetes v1\\.\\d+\\.\\d+.*, as ${sa.username}$`));
     expect(lineOf(executor, 'k8s: permissions').detail).toBe(`all 16 needed permissions granted in namespace ${ns.name} to ${sa.username}`);
     // the Role cannot read namespaces: doctor says so instead of claiming it checked
@@ -129,6 +142,36 @@ describe('berth doctor --executor on a real cluster', () => {
     expect((await core.listNamespacedPersistentVolumeClaim({ namespace: ns.name })).items, 'a dry-run stores no claim').toEqual([]);
   });
 
+  it("lists the objects with Berth's labels that another Berth created, and not this one's", async () => {
+    const dir = dataDir(sa.kubeconfigPath, profiles);
+    mkdirSync(join(dir, 'state'), { recursive: true, mode: 0o700 });
+    writeFileSync(join(dir, 'state', 'installation-id'), `${OURS}\n`, { mode: 0o600 });
+    const core = admin.makeApiClient(CoreV1Api);
+    const berthPod = (name: string, installation: string) => {
+      const pod = restrictedPod({ name, image: env.busyboxImage, command: ['sleep', '3600'], terminationGracePeriodSeconds: 0 });
+      pod.metadata = {
+        name,
+        labels: ownershipLabels({ instanceId: `${name}-inst`, sessionId: name, executor: 'k8s', profile: 'pvc' }),
+        annotations: { [ANNOTATION.installation]: installation },
+      };
+      return core.createNamespacedPod({ namespace: ns.name, body: pod });
+    };
+    await berthPod('berth-mine', OURS);
+    await berthPod('berth-theirs', 'fedcba9876543210fedcba9876543210');
+    try {
+      const r = await doctor(dir, '--executor', 'k8s');
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      const line = lineOf(r, 'k8s: foreign objects');
+      expect(line.status).toBe('warn');
+      expect(line.detail).toBe(
+        `1 object with Berth's labels in namespace ${ns.name} was not created by this Berth, which leaves it alone (delete it yourself once nobody uses it): ` +
+          `Pod ${ns.name}/berth-theirs (session berth-theirs): it was created by another Berth (installation fedcba98…)`,
+      );
+    } finally {
+      for (const name of ['berth-mine', 'berth-theirs']) await core.deleteNamespacedPod({ namespace: ns.name, name, gracePeriodSeconds: 0 });
+    }
+  });
+
   it('names exactly the permission a Role lacks, and the rule to add', async () => {
     const r = await doctor(dataDir(noDelete.kubeconfigPath, profiles), '--executor', 'pvc');
     expect(r.code, r.stdout + r.stderr).toBe(1);
@@ -141,14 +184,20 @@ describe('berth doctor --executor on a real cluster', () => {
     expect(lineOf(r, 'pvc: dry-run pod').status, 'creating is still allowed').toBe('ok');
   });
 
-  it("fails the dry-run of a template the namespace's Pod Security refuses, naming why, and shows its warning", async () => {
-    const hostnet = { pod_template: imageTemplate(env.agentImage).replace('"spec":{', '"spec":{"hostNetwork":true,'), workspace: { mode: 'empty_dir' } };
-    expect(JSON.parse(hostnet.pod_template)).toMatchObject({ spec: { hostNetwork: true } });
+  it("fails the dry-run of a template the namespace's Pod Security refuses, naming why, and shows its warnings", async () => {
+    const template = imageTemplate(env.agentImage, { securityContext: { capabilities: { add: ['NET_ADMIN'] } } });
+    const hostnet = { pod_template: template.replace('"spec":{', '"spec":{"hostNetwork":true,"shareProcessNamespace":true,'), workspace: { mode: 'empty_dir' } };
+    expect(JSON.parse(hostnet.pod_template)).toMatchObject({ spec: { hostNetwork: true, shareProcessNamespace: true } });
     const r = await doctor(dataDir(sa.kubeconfigPath, { hostnet }), '--executor', 'hostnet');
     expect(r.code, r.stdout + r.stderr).toBe(1);
-    const warning = lineOf(r, 'hostnet: security');
-    expect(warning.status).toBe('warn');
-    expect(warning.detail).toBe('profiles.hostnet.kubernetes.pod_template.spec.hostNetwork: the Pod shares the node network namespace (allowed; Berth does not strip it)');
+    const warnings = parseChecks(r.stdout).filter((l) => l.name === 'hostnet: security');
+    expect(warnings.map((w) => w.status)).toEqual(['warn', 'warn', 'warn']);
+    const T = 'profiles.hostnet.kubernetes.pod_template.spec';
+    expect(warnings.map((w) => w.detail)).toEqual([
+      `${T}.hostNetwork: the Pod shares the node network namespace (allowed; Berth does not strip it)`,
+      `${T}.shareProcessNamespace: the containers share one process namespace: each sees the processes (and their environment) of the others (allowed; Berth does not strip it)`,
+      `${T}.containers[0].securityContext.capabilities.add: the container adds Linux capabilities [NET_ADMIN] (allowed; Berth does not strip it)`,
+    ]);
     const dry = lineOf(r, 'hostnet: dry-run pod');
     expect(dry.status).toBe('fail');
     expect(dry.detail).toContain('violates PodSecurity "restricted:latest"');

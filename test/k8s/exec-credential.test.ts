@@ -5,7 +5,7 @@
 // (automountServiceAccountToken: true — allowed under Pod Security `restricted`). `berth rm`
 // leaves nothing behind.
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
@@ -60,7 +60,8 @@ describe('kubernetes executor through an exec credential plugin', () => {
   });
 
   it('launches, works and is removed with credentials from the plugin; launch prints the security warning', async () => {
-    expect(existsSync(sa.execPluginLog), 'the plugin has not run before the launch').toBe(false);
+    // The kubeconfig holds no credential but the plugin: whatever serve did with the cluster so far
+    // (the sweep of unrecorded objects at its start, this launch) got its token from the plugin.
     const launch = await runCli(['launch', '--repo', repo.url, '--executor', 'warned', '--agent', 'demo', '--env', 'BERTH_DEMO_STEP_MS=0'], { dataDir });
     expect(launch.code, launch.stdout + launch.stderr).toBe(0);
     const id = /Session (\S+) is ready/.exec(launch.stdout)?.[1] ?? '';

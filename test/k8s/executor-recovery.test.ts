@@ -1,5 +1,6 @@
 // A Kubernetes session whose agentctl restarts (its container restarted) re-attaches on the next
-// command: the recorded nonce is traded again, the instance re-created under the same id, and the
+// command: a fresh nonce is written into the Pod and traded (the first agentctl removed its nonce
+// file), and recorded in place of the old one; the instance is re-created under the same id, and the
 // agent that died with the old agentctl is reported lost — never re-run by itself. A Pod that is
 // deleted is noticed by the Pod watch and replaced without a command (same name, same PVC), and its
 // running agent started again as a new run.
@@ -9,6 +10,18 @@ import { berthOnCluster, execText, FAST_AGENT_ENV, imageTemplate, launchReady, w
 import { clusterEnv } from './support/env.js';
 import { renderStatus } from '../../src/cli/output.js';
 import { waitForDiagnostic } from './support/failures.js';
+import { InventoryStore } from '../../src/inventory/index.js';
+
+/** The nonce the controller recorded for a session (decrypted from the inventory). */
+function recordedNonce(dataDir: string, sessionId: string): string | undefined {
+  const store = InventoryStore.open({ dataDir });
+  try {
+    const ref = store.getRuntime(sessionId)?.secretRefs.AGENTCTL_BOOTSTRAP_NONCE;
+    return ref === undefined ? undefined : store.revealSecret(ref);
+  } finally {
+    store.close();
+  }
+}
 
 const env = clusterEnv();
 
@@ -26,12 +39,14 @@ describe('kubernetes executor: agentctl restarts in its Pod', () => {
     await repo?.remove();
   });
 
-  it('re-attaches after a container restart with the recorded nonce; the agent is lost, resume starts it again', async () => {
+  it('re-attaches after a container restart with a fresh nonce; the agent is lost, resume starts it again', async () => {
     const c = h.controller;
     const v = await launchReady(c, { repository: { url: repo.url }, executor: 'k8s', env: FAST_AGENT_ENV });
     await waitForOutput(c, v.id, /ready for instructions/);
     const podOf = async () => (await h.core.listNamespacedPod({ namespace: h.ns.name, labelSelector: `berth.dev/session-id=${v.id}` })).items[0];
     const before = await podOf();
+    const nonceBefore = recordedNonce(h.dataDir, v.id);
+    expect(nonceBefore).toMatch(/^[0-9a-f]{64}$/);
     // agentctl is the container's main process: SIGTERM ends it, the kubelet restarts the container
     await execText(c, v.id, ['sh', '-c', 'kill -TERM 1']).catch(() => undefined);
     for (let i = 0; i < 120; i++) {
@@ -45,8 +60,11 @@ describe('kubernetes executor: agentctl restarts in its Pod', () => {
     for (let i = 0; i < 60 && (await c.get(v.id)).agentProcess?.status !== 'lost'; i++) await new Promise((r) => setTimeout(r, 500));
     expect((await c.get(v.id)).agentProcess).toMatchObject({ id: 'agent-1', status: 'lost' });
 
-    // the next command re-attaches (same Pod, the recorded nonce traded again) and runs
+    // the next command re-attaches (same Pod, a fresh nonce written into it and traded) and runs
     expect((await execText(c, v.id, ['cat', 'BERTH_MARKER'])).stdout).toBe('marker-recovery\n');
+    const nonceAfter = recordedNonce(h.dataDir, v.id);
+    expect(nonceAfter, 'the nonce traded with the restarted agentctl is recorded').toMatch(/^[0-9a-f]{64}$/);
+    expect(nonceAfter, 'never the first agentctl\'s nonce again').not.toBe(nonceBefore);
     expect((await podOf())?.metadata?.uid, 'the same Pod').toBe(before?.metadata?.uid);
     const view = await c.get(v.id);
     expect(view.state).toBe('ready');

@@ -47,6 +47,11 @@ describe('execInContainer', () => {
     await fx?.cleanup();
   });
 
+  it('keeps a silent command\'s exec open across keep-alive pings: the API server answers them', async () => {
+    const result = await run(['sh', '-c', 'sleep 2; echo done'], { pingIntervalMs: 100, stdin: Buffer.from('') });
+    expect(result).toMatchObject({ exitCode: 0, stdout: 'done\n' });
+  });
+
   it('returns stdout, stderr and a non-zero exit code, with stdin fed to the command', async () => {
     const result = await run(['sh', '-c', 'tr a-z A-Z; echo "to stderr" >&2; exit 3'], { stdin: [Buffer.from('hello '), Buffer.from('stdin\n')] });
     expect(result).toMatchObject({ exitCode: 3, signal: null, stdout: 'HELLO STDIN\n', stderr: 'to stderr\n', stdoutTruncated: false });

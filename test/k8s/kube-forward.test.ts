@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 // openForward against the real test cluster, as the executor's ServiceAccount: one local listener,
 // one port-forward WebSocket per TCP connection, failures confined to their connection.
 import { connect } from 'node:net';
@@ -80,6 +81,25 @@ describe('openForward', () => {
   it('listens on 127.0.0.1 and carries an HTTP round trip', async () => {
     expect(forward.localAddress).toBe('127.0.0.1');
     expect(await get(forward.localPort, '/ping')).toEqual({ status: 200, body: 'hello /ping' });
+  });
+
+  it('keeps an idle connection open across keep-alive pings: the API server answers them', async () => {
+    const pinged = await openForward(fx.client, { namespace: fx.ns.name, pod: POD, port: PORT }, { pingIntervalMs: 100 });
+    try {
+      const socket = connect(pinged.localPort, '127.0.0.1');
+      await once(socket, 'connect');
+      let reply = '';
+      socket.on('data', (d: Buffer) => (reply += d.toString('utf8')));
+      // idle for many ping intervals before the first byte
+      await new Promise((r) => setTimeout(r, 2000));
+      socket.write('GET /idle HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      await once(socket, 'close');
+      expect(reply).toMatch(/^HTTP\/1\.1 200/);
+      expect(reply).toContain('hello /idle');
+      expect(pinged.stats().failures).toBe(0);
+    } finally {
+      await pinged.close();
+    }
   });
 
   it('carries several concurrent connections, each on its own stream', async () => {

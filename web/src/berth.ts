@@ -1,6 +1,6 @@
 /**
- * The dashboard's connection to `berth serve`: login (one-time code or existing cookie session),
- * the typed client in cookie mode, and what any call's error means for the whole page:
+ * The dashboard's connection to `berth serve`: login (one-time code, or the session this tab
+ * already holds), the typed client in cookie mode, and what any call's error means for the whole page:
  * 401 → the "log in" screen; a dropped connection → the reconnecting banner, retried with
  * backoff until the server answers again (then `epoch` bumps so live views reopen their streams).
  * @module
@@ -33,7 +33,40 @@ function baseClient(csrf?: string): BerthClient {
   return new BerthClient({ baseUrl: location.origin, token: null, ...(csrf ? { csrf } : {}) });
 }
 
-/** On load: exchange `#code=` from the address bar, or check the cookie session. */
+/**
+ * The CSRF token is told once, at the code exchange, and the cookie is refused without it. It is
+ * kept in sessionStorage: a reload of this tab stays logged in, and a page on another port (another
+ * origin) cannot read it, though the browser hands that page the cookie.
+ */
+const CSRF_KEY = 'berth.csrf';
+/** The same, in memory: without storage (a locked-down browser) the login holds until a reload. */
+let csrfInMemory: string | null = null;
+
+function storedCsrf(): string | null {
+  try {
+    return sessionStorage.getItem(CSRF_KEY) ?? csrfInMemory;
+  } catch {
+    return csrfInMemory;
+  }
+}
+
+function storeCsrf(csrf: string | null): void {
+  csrfInMemory = csrf;
+  try {
+    if (csrf === null) sessionStorage.removeItem(CSRF_KEY);
+    else sessionStorage.setItem(CSRF_KEY, csrf);
+  } catch {
+    // Kept in memory only.
+  }
+}
+
+/** Shows the login screen and forgets the token of the session that ended. */
+function loggedOut(error?: string): void {
+  storeCsrf(null);
+  auth.set(error !== undefined ? { kind: 'login', error } : { kind: 'login' });
+}
+
+/** On load: exchange `#code=` from the address bar, or check the session this tab holds. */
 export async function start(): Promise<void> {
   const code = new URLSearchParams(location.hash.slice(1)).get('code');
   if (code) history.replaceState(null, '', `${location.pathname}${location.search}`);
@@ -42,15 +75,26 @@ export async function start(): Promise<void> {
 
 async function login(code: string | null): Promise<Outcome> {
   try {
-    const { csrf } = code ? await baseClient().dashboardLogin(code) : await baseClient().dashboardSession();
+    let csrf: string | null;
+    if (code) {
+      ({ csrf } = await baseClient().dashboardLogin(code));
+      storeCsrf(csrf);
+    } else {
+      csrf = storedCsrf();
+      if (csrf === null) {
+        loggedOut();
+        return 'login';
+      }
+      await baseClient(csrf).dashboardSession();
+    }
     auth.set({ kind: 'ready', client: baseClient(csrf) });
     return 'ok';
   } catch (err) {
     if (isConnectionError(err)) return 'down';
     if (err instanceof BerthApiError && (err.status === 401 || err.status === 403)) {
-      auth.set(code ? { kind: 'login', error: err.message } : { kind: 'login' });
+      loggedOut(code ? err.message : undefined);
     } else {
-      auth.set({ kind: 'login', error: errorMessage(err) });
+      loggedOut(errorMessage(err));
     }
     return 'login';
   }
@@ -65,7 +109,7 @@ export async function logout(): Promise<void> {
     if (handleError(err) === 'api') errorBanner.set(errorMessage(err));
     return;
   }
-  auth.set({ kind: 'login' });
+  loggedOut();
 }
 
 export function isAbort(err: unknown): boolean {
@@ -88,7 +132,7 @@ export function errorMessage(err: unknown): string {
 export function handleError(err: unknown): 'abort' | 'handled' | 'api' {
   if (isAbort(err)) return 'abort';
   if (err instanceof BerthApiError && err.status === 401) {
-    auth.set({ kind: 'login', error: 'Your dashboard session has ended.' });
+    loggedOut('Your dashboard session has ended.');
     return 'handled';
   }
   if (isConnectionError(err)) {
@@ -125,12 +169,17 @@ export function markDown(check: () => Promise<Outcome> = probe): void {
 }
 
 async function probe(): Promise<Outcome> {
+  const csrf = storedCsrf();
+  if (csrf === null) {
+    loggedOut();
+    return 'login';
+  }
   try {
-    await baseClient().dashboardSession();
+    await baseClient(csrf).dashboardSession();
     return 'ok';
   } catch (err) {
     if (err instanceof BerthApiError && err.status === 401) {
-      auth.set({ kind: 'login', error: 'Berth restarted and your dashboard session ended.' });
+      loggedOut('Berth restarted and your dashboard session ended.');
       return 'login';
     }
     return err instanceof BerthApiError ? 'ok' : 'down';

@@ -76,16 +76,26 @@ export class OutputLog {
 
   /** Reads the log at `path` (if any) into memory without opening it for appending. */
   static load(path: string, maxBytes: number, minNextSeq = 0): OutputLog {
+    return OutputLog.#fromText(path, existsSync(path) ? readFileSync(path, 'utf8') : '', maxBytes, minNextSeq);
+  }
+
+  /**
+   * A read-only log of the lines in `text` (what a reader outside agentctl read of the file, perhaps
+   * only its tail); appending to it writes nothing.
+   */
+  static parse(text: string, maxBytes: number, minNextSeq = 0): OutputLog {
+    return OutputLog.#fromText('', text, maxBytes, minNextSeq);
+  }
+
+  static #fromText(path: string, text: string, maxBytes: number, minNextSeq: number): OutputLog {
     const log = new OutputLog(path, maxBytes, 0);
-    if (existsSync(path)) {
-      for (const line of readFileSync(path, 'utf8').split('\n')) {
-        if (line === '') continue;
-        const chunk = decodeLine(line);
-        // Sequence numbers only grow; anything else is a torn or foreign line.
-        if (chunk === null || (log.#retained() > 0 && chunk.seq < log.#nextSeq)) continue;
-        if (log.#retained() === 0) log.#firstSeq = chunk.seq;
-        log.#push(chunk);
-      }
+    for (const line of text.split('\n')) {
+      if (line === '') continue;
+      const chunk = decodeLine(line);
+      // Sequence numbers only grow; anything else is a torn or foreign line.
+      if (chunk === null || (log.#retained() > 0 && chunk.seq < log.#nextSeq)) continue;
+      if (log.#retained() === 0) log.#firstSeq = chunk.seq;
+      log.#push(chunk);
     }
     if (minNextSeq > log.#nextSeq) {
       log.#nextSeq = minNextSeq;

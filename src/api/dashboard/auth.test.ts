@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clearedCookie, CODE_TTL_MS, DashboardAuth, SESSION_IDLE_MS, sessionCookie } from './auth.js';
+import { CODE_TTL_MS, DashboardAuth, SESSION_IDLE_MS } from './auth.js';
 
 function clocked(): { auth: DashboardAuth; advance: (ms: number) => void } {
   let now = 1_000_000;
@@ -34,42 +34,94 @@ describe('DashboardAuth login codes', () => {
 });
 
 describe('DashboardAuth cookie sessions', () => {
-  it('knows the cookie and its CSRF token; nothing else', () => {
-    const { auth } = clocked();
-    const s = auth.redeem(auth.issueCode().code);
+  function loggedIn(): { auth: DashboardAuth; advance: (ms: number) => void; cookie: string; csrf: string } {
+    const c = clocked();
+    const s = c.auth.redeem(c.auth.issueCode().code);
     if (!s) throw new Error('no session');
-    expect(auth.session(s.cookie)).toEqual({ csrf: s.csrf });
-    expect(auth.session('forged')).toBeNull();
-    expect(auth.csrfMatches(s.cookie, s.csrf)).toBe(true);
-    expect(auth.csrfMatches(s.cookie, 'wrong')).toBe(false);
-    expect(auth.csrfMatches(s.cookie, undefined)).toBe(false);
-    expect(auth.csrfMatches('forged', s.csrf)).toBe(false);
+    return { ...c, ...s };
+  }
+
+  it('accepts the cookie only together with its CSRF token', () => {
+    const { auth, cookie, csrf } = loggedIn();
+    expect(auth.check(cookie, csrf)).toBe('ok');
+    expect(auth.check(cookie, undefined)).toBe('wrong_csrf');
+    expect(auth.check(cookie, '')).toBe('wrong_csrf');
+    expect(auth.check(cookie, 'wrong')).toBe('wrong_csrf');
+    expect(auth.check('forged', csrf)).toBe('no_session');
+    expect(auth.check(undefined, csrf)).toBe('no_session');
+    expect(auth.check('', csrf)).toBe('no_session');
   });
 
-  it('expires after 12 hours unused, and use keeps it alive', () => {
-    const { auth, advance } = clocked();
-    const s = auth.redeem(auth.issueCode().code);
-    if (!s) throw new Error('no session');
+  it('gives each session its own CSRF token', () => {
+    const { auth, cookie, csrf } = loggedIn();
+    const other = auth.redeem(auth.issueCode().code);
+    if (!other) throw new Error('no session');
+    expect(other.csrf).not.toBe(csrf);
+    expect(auth.check(cookie, other.csrf)).toBe('wrong_csrf');
+    expect(auth.check(other.cookie, csrf)).toBe('wrong_csrf');
+  });
+
+  it("adds a second login of the same browser (another tab) to its cookie's session: both tokens work", () => {
+    const { auth, cookie, csrf } = loggedIn();
+    const tab = auth.redeem(auth.issueCode().code, cookie);
+    expect(tab?.cookie).toBe(cookie);
+    expect(tab?.csrf).not.toBe(csrf);
+    expect(auth.check(cookie, csrf)).toBe('ok');
+    expect(auth.check(cookie, tab?.csrf)).toBe('ok');
+    // Without a (live) cookie, a login starts a session of its own.
+    const other = auth.redeem(auth.issueCode().code, 'forged');
+    expect(other?.cookie).not.toBe(cookie);
+    expect(auth.check(cookie, other?.csrf)).toBe('wrong_csrf');
+    // A used code adds nothing, even with the cookie.
+    expect(auth.redeem('not-a-code', cookie)).toBeNull();
+  });
+
+  it('never tells the CSRF token of a session to anyone holding only its cookie', () => {
+    const { auth, cookie, csrf } = loggedIn();
+    // Every method but the code exchange, called with the cookie: nothing it returns holds the token.
+    const methods = Object.getOwnPropertyNames(DashboardAuth.prototype).filter((m) => m !== 'constructor' && m !== 'redeem' && m !== 'logout');
+    expect(methods).toContain('check');
+    methods.push('logout'); // last: the session is live for every other call
+    for (const m of methods) {
+      const out: unknown = (auth as unknown as Record<string, (...args: unknown[]) => unknown>)[m]?.(cookie, undefined);
+      expect(JSON.stringify(out ?? null), m).not.toContain(csrf);
+    }
+    expect(JSON.stringify(auth)).not.toContain(csrf);
+  });
+
+  it('expires after 12 hours unused; only a use with the CSRF token keeps it alive', () => {
+    const { auth, advance, cookie, csrf } = loggedIn();
     advance(SESSION_IDLE_MS - 1);
-    expect(auth.session(s.cookie)).not.toBeNull();
+    expect(auth.check(cookie, csrf)).toBe('ok');
     advance(SESSION_IDLE_MS - 1);
-    expect(auth.session(s.cookie)).not.toBeNull();
-    advance(SESSION_IDLE_MS);
-    expect(auth.session(s.cookie)).toBeNull();
+    // A captured cookie replayed alone does not restart the idle clock.
+    expect(auth.check(cookie, undefined)).toBe('wrong_csrf');
+    advance(1);
+    expect(auth.check(cookie, csrf)).toBe('no_session');
   });
 
   it('ends a session at logout', () => {
-    const { auth } = clocked();
-    const s = auth.redeem(auth.issueCode().code);
-    if (!s) throw new Error('no session');
-    auth.logout(s.cookie);
-    expect(auth.session(s.cookie)).toBeNull();
+    const { auth, cookie, csrf } = loggedIn();
+    auth.logout(cookie);
+    expect(auth.check(cookie, csrf)).toBe('no_session');
   });
 });
 
 describe('cookie headers', () => {
+  it('name the cookie per serve: berth_session_ and 12 random hex digits', () => {
+    const a = new DashboardAuth();
+    const b = new DashboardAuth();
+    expect(a.cookieName).toMatch(/^berth_session_[0-9a-f]{12}$/);
+    expect(b.cookieName).not.toBe(a.cookieName);
+  });
+
   it('are HttpOnly, SameSite=Strict, for the whole site', () => {
-    expect(sessionCookie('abc')).toBe('berth_session=abc; HttpOnly; SameSite=Strict; Path=/');
-    expect(clearedCookie()).toMatch(/^berth_session=; HttpOnly; SameSite=Strict; Path=\/; Max-Age=0$/);
+    const auth = new DashboardAuth({ cookieName: 'berth_session_x1' });
+    expect(auth.sessionCookie('abc')).toBe('berth_session_x1=abc; HttpOnly; SameSite=Strict; Path=/');
+    expect(auth.clearedCookie()).toBe('berth_session_x1=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0');
+  });
+
+  it('refuses a cookie name that would break the header, naming the option', () => {
+    expect(() => new DashboardAuth({ cookieName: 'a=b; x' })).toThrow(/cookieName/);
   });
 });

@@ -1,18 +1,25 @@
 /**
  * Who may call: every request (and WebSocket upgrade) passes the Host check, then authenticates
- * with the bearer token or the dashboard cookie. A cookie caller must come from the server's own
- * Origin, and every POST/DELETE it makes carries the session's CSRF token in `x-berth-csrf`.
+ * with the bearer token or the dashboard cookie together with its CSRF token. The cookie alone is
+ * refused on every route, GET and streams included (see `auth.ts` for why); a cookie caller also
+ * must come from the server's own Origin (always sent on POST/DELETE, checked on any request that has one).
  * @module
  */
 import type { IncomingMessage } from 'node:http';
 import { HttpError } from '../error-response.js';
 import { bearerToken, tokenMatches } from '../http-util.js';
-import { DASHBOARD_COOKIE, type DashboardAuth } from './auth.js';
+import type { CookieCheck, DashboardAuth } from './auth.js';
 import { cookieValue, hostProblem, originProblem } from './guard.js';
 
+/** The header carrying the CSRF token on every cookie request. */
 export const CSRF_HEADER = 'x-berth-csrf';
+/**
+ * The query parameter carrying it on the shell WebSocket upgrade only (a browser cannot set
+ * headers on a WebSocket). The request log writes paths without their query.
+ */
+export const CSRF_QUERY = 'csrf';
 
-export type Caller = { kind: 'bearer' } | { kind: 'cookie'; cookie: string; csrf: string };
+export type Caller = { kind: 'bearer' } | { kind: 'cookie'; cookie: string };
 
 export interface GateOptions {
   token: string;
@@ -25,6 +32,20 @@ const header = (req: IncomingMessage, name: string): string | undefined => {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
 };
+
+const MISSING_TOKEN = 'missing or wrong bearer token (it is in <dataDir>/state/api-token)';
+
+/** Why a cookie request is refused (401), or null. */
+function cookieProblem(found: CookieCheck): string | null {
+  switch (found) {
+    case 'ok':
+      return null;
+    case 'no_session':
+      return 'the dashboard login has expired or the server restarted; run `berth dashboard` for a new login link';
+    case 'wrong_csrf':
+      return `the dashboard cookie is refused without its ${CSRF_HEADER} token (given once, at login); run \`berth dashboard\` for a new login link`;
+  }
+}
 
 export class Gate {
   readonly #opts: GateOptions;
@@ -45,31 +66,25 @@ export class Gate {
     if (origin !== undefined) this.#checkOrigin(req, origin);
   }
 
-  /** The caller of an authenticated route; 401 without credentials, 403 for a cookie call that is not same-origin or lacks CSRF. */
+  /**
+   * The caller of an authenticated route: 401 without the bearer token or without the cookie and
+   * its CSRF token (`x-berth-csrf`), 403 for a cookie call from another Origin.
+   */
   authenticate(req: IncomingMessage): Caller {
     if (tokenMatches(bearerToken(req), this.#opts.token)) return { kind: 'bearer' };
-    const cookie = cookieValue(header(req, 'cookie'), DASHBOARD_COOKIE);
-    const session = this.#opts.auth.session(cookie);
-    if (cookie === undefined || session === null) {
-      throw new HttpError(
-        'unauthorized',
-        cookie === undefined
-          ? 'missing or wrong bearer token (it is in <dataDir>/state/api-token)'
-          : 'the dashboard login has expired or the server restarted; run `berth dashboard` for a new login link',
-      );
-    }
+    const cookie = cookieValue(header(req, 'cookie'), this.#opts.auth.cookieName);
+    if (cookie === undefined) throw new HttpError('unauthorized', MISSING_TOKEN);
+    const problem = cookieProblem(this.#opts.auth.check(cookie, header(req, CSRF_HEADER)));
+    if (problem !== null) throw new HttpError('unauthorized', problem);
     const origin = header(req, 'origin');
-    const stateChanging = req.method !== 'GET' && req.method !== 'HEAD';
-    if (origin !== undefined || stateChanging) this.#checkOrigin(req, origin);
-    if (stateChanging && !tokenMatches(header(req, CSRF_HEADER), session.csrf)) {
-      throw new HttpError('forbidden', `missing or wrong ${CSRF_HEADER} header (the token from /api/v1/dashboard/session); reload the page`);
-    }
-    return { kind: 'cookie', cookie, csrf: session.csrf };
+    if (origin !== undefined || (req.method !== 'GET' && req.method !== 'HEAD')) this.#checkOrigin(req, origin);
+    return { kind: 'cookie', cookie };
   }
 
   /**
    * A WebSocket upgrade: the bearer token (header, or `?token=` for browsers that cannot set
-   * headers) or the cookie with this server's Origin. Returns the refusal, or null.
+   * headers) or the cookie with its CSRF token (`?csrf=`, or the header) and this server's
+   * Origin. Returns the refusal, or null.
    */
   upgradeProblem(req: IncomingMessage, url: URL): { status: number; message: string } | null {
     try {
@@ -79,10 +94,12 @@ export class Gate {
     }
     const presented = bearerToken(req) ?? url.searchParams.get('token') ?? undefined;
     if (tokenMatches(presented, this.#opts.token)) return null;
-    const cookie = cookieValue(header(req, 'cookie'), DASHBOARD_COOKIE);
-    if (this.#opts.auth.session(cookie) === null) return { status: 401, message: 'missing or wrong bearer token' };
-    const problem = originProblem(header(req, 'origin'), req.headers.host ?? '');
-    return problem === null ? null : { status: 403, message: problem };
+    const cookie = cookieValue(header(req, 'cookie'), this.#opts.auth.cookieName);
+    if (cookie === undefined) return { status: 401, message: 'missing or wrong bearer token' };
+    const problem = cookieProblem(this.#opts.auth.check(cookie, url.searchParams.get(CSRF_QUERY) ?? header(req, CSRF_HEADER)));
+    if (problem !== null) return { status: 401, message: problem };
+    const originRefused = originProblem(header(req, 'origin'), req.headers.host ?? '');
+    return originRefused === null ? null : { status: 403, message: originRefused };
   }
 
   #checkOrigin(req: IncomingMessage, origin: string | undefined): void {

@@ -6,6 +6,7 @@
  */
 import { launchTargetNames, resolveProfile, type ResolvedConfig } from '../../config/index.js';
 import { kubernetesDoctor, type DoctorTarget } from '../../executors/kubernetes/index.js';
+import { readInstallationId } from '../../shared/installation-id.js';
 import { UsageError } from '../exit-codes.js';
 import type { Check } from './doctor.js';
 
@@ -44,10 +45,20 @@ export function namedKubernetesTarget(config: ResolvedConfig, name: string): Doc
   return { executor: executor.name, connection: executor.connection, profiles: [], workspaceModes: (all?.profiles ?? []).map((p) => p.profile.workspace.mode) };
 }
 
-/** Runs the targets in parallel; their checks in config order. */
-export async function kubernetesChecks(targets: readonly DoctorTarget[], opts: { env: NodeJS.ProcessEnv; quick: boolean }): Promise<Check[]> {
+/** Runs the targets in parallel; their checks in config order. `dataDir`: whose installation id tells foreign objects. */
+export async function kubernetesChecks(targets: readonly DoctorTarget[], opts: { env: NodeJS.ProcessEnv; quick: boolean; dataDir?: string }): Promise<Check[]> {
+  const installationId = opts.dataDir === undefined ? null : installationIdOf(opts.dataDir);
   const results = await Promise.all(
-    targets.map((t) => kubernetesDoctor(t, { env: opts.env, ...(opts.quick ? { maxRequestTimeoutSeconds: QUICK_TIMEOUT_SECONDS } : {}) })),
+    targets.map((t) => kubernetesDoctor(t, { env: opts.env, installationId, ...(opts.quick ? { maxRequestTimeoutSeconds: QUICK_TIMEOUT_SECONDS } : {}) })),
   );
   return results.flat();
+}
+
+/** The data dir's installation id; null when it has none yet or its file is unreadable (berth serve then refuses to start, naming it). */
+function installationIdOf(dataDir: string): string | null {
+  try {
+    return readInstallationId(dataDir);
+  } catch {
+    return null;
+  }
 }

@@ -12,6 +12,7 @@ import { write, type CliContext } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
 import type { ParsedCommand } from '../registry.js';
 import { checkAgentCommands, checkServeConfig } from './doctor-config.js';
+import { checkAgentReads } from './doctor-sandbox.js';
 import { allKubernetesTargets, kubernetesChecks, namedKubernetesTarget } from './doctor-kubernetes.js';
 
 export interface Check {
@@ -123,7 +124,7 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
   if (typeof only === 'string') {
     if (config === null) return report(ctx, [configCheck]);
     const target = namedKubernetesTarget(config, only);
-    if (target !== null) return report(ctx, [configCheck, ...(await kubernetesChecks([target], { env: ctx.env, quick: false }))]);
+    if (target !== null) return report(ctx, [configCheck, ...(await kubernetesChecks([target], { env: ctx.env, quick: false, dataDir: ctx.dataDir }))]);
   }
   // a local executor's checks are those of this machine: everything but the clusters
   const clusters = typeof only === 'string' || config === null ? [] : allKubernetesTargets(config);
@@ -135,8 +136,9 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
     checkAgentctl(config),
     configCheck,
     ...[checkSandbox(config)].filter((c): c is Check => c !== null),
+    ...checkAgentReads(config, { dataDir: ctx.dataDir, env: ctx.env }),
     ...checkAgentCommands(config, ctx.env.PATH),
-    ...(await kubernetesChecks(clusters, { env: ctx.env, quick: true })),
+    ...(await kubernetesChecks(clusters, { env: ctx.env, quick: true, dataDir: ctx.dataDir })),
     ...(await checkServe(ctx, config)),
   ];
   return report(ctx, checks);

@@ -165,7 +165,12 @@ export const AGENT_WATCH_MS = 1000;
 
 /** The agent's exit and its last output lines when it exits within AGENT_WATCH_MS; null while it runs. */
 async function watchAgentStart(client: BerthClient, id: string, interrupted: AbortSignal): Promise<{ exitCode: number | null; tail: string[] } | null> {
-  const watch = AbortSignal.any([interrupted, AbortSignal.timeout(AGENT_WATCH_MS)]);
+  // A timer of our own, not AbortSignal.timeout: AbortSignal.any holds its sources weakly, and on
+  // Node 20 a garbage collection (frequent under a flood of output) loses the timeout signal, so
+  // the watch never ended and `berth launch` of a chatty agent hung.
+  const watchWindow = new AbortController();
+  const timer = setTimeout(() => watchWindow.abort(new DOMException('the watch window ended', 'TimeoutError')), AGENT_WATCH_MS);
+  const watch = AbortSignal.any([interrupted, watchWindow.signal]);
   const decoder = new TextDecoder();
   let text = '';
   try {
@@ -176,6 +181,8 @@ async function watchAgentStart(client: BerthClient, id: string, interrupted: Abo
   } catch (err) {
     // The window ended (or Ctrl-C) before the stream even started: the agent is still running.
     if (!watch.aborted) throw lostDuring(err, `check the session with: berth status ${id}`);
+  } finally {
+    clearTimeout(timer);
   }
   if (watch.aborted) return null;
   const agent = (await client.get(id)).agentProcess;

@@ -14,6 +14,7 @@ import { write, type CliContext } from '../context.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import type { ParsedCommand } from '../registry.js';
 import { createSessionService } from '../controller-factory.js';
+import { installLastResort } from '../last-resort.js';
 
 export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> {
   const portText = (cmd.values.port as string | undefined) ?? ctx.env.BERTH_PORT ?? String(DEFAULT_API_PORT);
@@ -52,16 +53,26 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
       `warning: --host ${host} is not a loopback address: the API (and the dashboard) is then reachable from the network, protected only by its token and login codes over plain HTTP\n`,
     );
   }
-  await new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
+  let uninstall = (): void => undefined;
+  const fatal = await new Promise<unknown>((resolve) => {
+    const stop = (err?: unknown): void => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      resolve(err);
     };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    const onSignal = (): void => stop();
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    // One connection's failure (or a promise nobody awaited) is logged and serve keeps serving;
+    // any other uncaught error shuts it down like a signal would, then fails the command.
+    uninstall = installLastResort(process, logger, (err) => stop(err ?? new Error('uncaught error')));
   });
   logger.info({}, 'shutting down (workspaces keep running)');
-  await handle.close();
+  try {
+    await handle.close();
+  } finally {
+    uninstall();
+  }
+  if (fatal !== undefined) throw fatal;
   return ExitCode.ok;
 }

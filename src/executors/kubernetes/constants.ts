@@ -35,6 +35,11 @@ export const RESERVED_APP_LABELS: readonly string[] = [LABEL.name, LABEL.compone
 export const ANNOTATION = {
   /** A fresh 256-bit hex value per create: proves an object found after an ambiguous create is ours (spec §3.7). */
   createNonce: 'berth.dev/create-nonce',
+  /**
+   * The installation id of the Berth (data dir) that created the object: its sweep deletes only
+   * unrecorded objects carrying its own (see sweep.ts); others are reported, never deleted.
+   */
+  installation: 'berth.dev/installation',
 } as const;
 
 /** Reserved volumes (spec §3.2) and where the main container mounts them. */
@@ -58,6 +63,8 @@ export const PATH = {
   /** Written by a bootstrap exec that runs prepare.sh itself: the start command then leaves prepare to it. */
   prepareInExecMarker: '/opt/berth/prepare.exec',
   authEnv: '/run/berth/auth.env',
+  /** agentctl's bootstrap nonce: agentctl reads it and removes it at start (never an env variable). */
+  nonceFile: '/run/berth/nonce',
   home: '/run/berth/home',
   /** The single-file agentctl bundle, run with the image's `node` (the SEA binary is `agentctl`). */
   agentctlBundle: '/opt/berth/agentctl.cjs',

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { admissionFix, connectionFix, defaultClassCheck, dryRunFix, kubeconfigSource, permissionsCheck, requiredAccess, warningChecks } from './doctor-checks.js';
+import { admissionFix, connectionFix, defaultClassCheck, dryRunFix, foreignObjectsCheck, kubeconfigSource, permissionsCheck, requiredAccess, warningChecks } from './doctor-checks.js';
+import { sweptObject } from './sweep-select.js';
 import { EXECUTOR_ACCESS, describeAccess } from './kube/access.js';
 import { KubeApiError } from './kube/errors.js';
 import type { KubernetesConnection } from './types.js';
@@ -117,5 +118,42 @@ describe('warningChecks and kubeconfigSource', () => {
     expect(kubeconfigSource(conn, { KUBECONFIG: '/a:/b' })).toBe('$KUBECONFIG (/a:/b)');
     expect(kubeconfigSource(conn, {})).toBe('~/.kube/config');
     expect(kubeconfigSource({ ...conn, authMode: 'in_cluster' }, {})).toBe('in-cluster service account');
+  });
+});
+
+describe('foreignObjectsCheck', () => {
+  const ours = 'a'.repeat(32);
+  const object = (kind: 'Pod' | 'PVC', name: string, installation: string | undefined, session = 's1') =>
+    sweptObject(kind, {
+      name,
+      namespace: 'agents',
+      uid: `uid-${name}`,
+      labels: { 'app.kubernetes.io/managed-by': 'berth', 'berth.dev/instance-id': `i-${name}`, 'berth.dev/session-id': session },
+      annotations: installation === undefined ? {} : { 'berth.dev/installation': installation },
+      creationTimestamp: new Date('2026-01-01T00:00:00Z'),
+    })!;
+
+  it('is a plain ok line when every Berth object is this installation’s', () => {
+    expect(foreignObjectsCheck('k8s: foreign objects', 'agents', [object('Pod', 'berth-1', ours), object('PVC', 'berth-1-workspace', ours)], ours)).toEqual({
+      name: 'k8s: foreign objects',
+      ok: true,
+      detail: "none: every Pod and PVC with Berth's labels in namespace agents was created by this Berth",
+    });
+  });
+
+  it('warns (without failing) naming each object of another installation or of none, and why', () => {
+    const check = foreignObjectsCheck('k8s: foreign objects', 'agents', [object('Pod', 'berth-1', ours), object('Pod', 'berth-2', 'b'.repeat(32), 's2'), object('PVC', 'old-workspace', undefined, 's3')], ours);
+    expect(check).toMatchObject({ ok: true, warn: true });
+    expect(check.detail).toBe(
+      "2 objects with Berth's labels in namespace agents were not created by this Berth, which leaves them alone (delete them yourself once nobody uses them): " +
+        'Pod agents/berth-2 (session s2): it was created by another Berth (installation bbbbbbbb…); ' +
+        'PVC agents/old-workspace (session s3): it carries no installation id (another Berth, or one from before installation ids)',
+    );
+  });
+
+  it('counts everything as foreign for a data dir without an installation id, and lists at most five', () => {
+    const many = Array.from({ length: 7 }, (_, i) => object('Pod', `p${i}`, ours));
+    const check = foreignObjectsCheck('n', 'agents', many, null);
+    expect(check.detail).toMatch(/^7 objects .*: Pod agents\/p0 .*Pod agents\/p4 [^;]*; and 2 more$/);
   });
 });

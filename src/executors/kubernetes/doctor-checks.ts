@@ -7,6 +7,7 @@
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { EXECUTOR_ACCESS, describeAccess, type AccessCheck, type AccessDenial } from './kube/access.js';
 import { KubeApiError } from './kube/errors.js';
+import { describeSwept, selectForSweep, type SweptObject } from './sweep-select.js';
 import type { KubernetesConnection, TemplateWarning, WorkspaceMode } from './types.js';
 
 /** One line of doctor's output. `warn`: a finding that does not fail doctor (exit code 0). */
@@ -128,4 +129,32 @@ export function admissionFix(kind: 'Pod' | 'PVC', profile: string): string {
 export function warningChecks(name: string, warnings: readonly TemplateWarning[]): DoctorCheck[] {
   if (warnings.length === 0) return [{ name, ok: true, detail: 'no setting of the Pod template weakens its isolation from the node' }];
   return warnings.map((w) => ({ name, ok: true, warn: true, detail: `${w.path}: ${w.message} (allowed; Berth does not strip it)` }));
+}
+
+/** Foreign objects named in one line at most; the rest are counted. */
+const FOREIGN_LISTED = 5;
+
+/**
+ * The foreign-objects line: Pods and PVCs with Berth's labels in the namespace that this Berth
+ * (installation id `installationId`; null: none yet) did not create. Its sweep never deletes them.
+ * Doctor does not read the inventory, so this Berth's own objects from before installation ids
+ * were stamped show up here too.
+ */
+export function foreignObjectsCheck(name: string, namespace: string, objects: readonly SweptObject[], installationId: string | null): DoctorCheck {
+  const ctx = { installationId: installationId ?? '', isRecorded: () => false, serverNow: new Date(0), minAgeMs: 0 };
+  const foreign = objects.flatMap((o) => {
+    const v = selectForSweep(o, ctx);
+    return v.action === 'report' ? [`${describeSwept(o)}: ${v.why}`] : [];
+  });
+  if (foreign.length === 0) return { name, ok: true, detail: `none: every Pod and PVC with Berth's labels in namespace ${namespace} was created by this Berth` };
+  const listed = foreign.slice(0, FOREIGN_LISTED).join('; ');
+  const more = foreign.length > FOREIGN_LISTED ? `; and ${foreign.length - FOREIGN_LISTED} more` : '';
+  return {
+    name,
+    ok: true,
+    warn: true,
+    detail:
+      `${foreign.length} object${foreign.length === 1 ? '' : 's'} with Berth's labels in namespace ${namespace} ${foreign.length === 1 ? 'was' : 'were'} not created by this Berth, ` +
+      `which leaves ${foreign.length === 1 ? 'it' : 'them'} alone (delete ${foreign.length === 1 ? 'it' : 'them'} yourself once nobody uses ${foreign.length === 1 ? 'it' : 'them'}): ${listed}${more}`,
+  };
 }

@@ -19,14 +19,16 @@ import {
   connectionFix,
   defaultClassCheck,
   dryRunFix,
+  foreignObjectsCheck,
   kubeconfigSource,
   permissionsCheck,
   requiredAccess,
   warningChecks,
   type DoctorCheck,
 } from './doctor-checks.js';
-import { createKubeClient, createPod, createPvc, deniedAccess, getPvc, isNotFound, serverVersion, type KubeClient } from './kube/index.js';
+import { createKubeClient, createPod, createPvc, deniedAccess, getPvc, isForbidden, isNotFound, serverVersion, type KubeClient } from './kube/index.js';
 import { desiredPod, desiredPvc, type DesiredInput } from './launch/desired.js';
+import { listBerthObjects } from './sweep.js';
 import type { KubernetesConnection, KubernetesProfile, WorkspaceMode } from './types.js';
 
 export type { DoctorCheck } from './doctor-checks.js';
@@ -52,6 +54,8 @@ export interface KubernetesDoctorOptions {
   maxRequestTimeoutSeconds?: number;
   random?: RandomSource;
   signal?: AbortSignal;
+  /** The data dir's installation id (null: none yet): objects with Berth's labels without it are listed as foreign. */
+  installationId?: string | null;
 }
 
 interface Run {
@@ -59,6 +63,7 @@ interface Run {
   target: DoctorTarget;
   random: RandomSource;
   signal: AbortSignal | undefined;
+  installationId: string | null;
 }
 
 /** Every check of `target`, in order. Never throws: a failure is a failed check with its fix. */
@@ -97,10 +102,25 @@ export async function kubernetesDoctor(target: DoctorTarget, opts: KubernetesDoc
   } catch (err) {
     checks.push({ name: name('permissions'), ok: false, detail: errorMessage(err), fix: connectionFix(err, where) });
   }
+  checks.push(await foreignCheck(client, name('foreign objects'), namespace, opts.installationId ?? null, signal));
 
-  const run: Run = { client, target, random: opts.random ?? ((n) => randomBytes(n)), signal };
+  const run: Run = { client, target, random: opts.random ?? ((n) => randomBytes(n)), signal, installationId: opts.installationId ?? null };
   const perProfile = await Promise.all(target.profiles.map((p) => profileChecks(run, p)));
   return [...checks, ...perProfile.flat()];
+}
+
+/** Objects with Berth's labels in the namespace that this Berth did not create (its sweep only reports them). */
+async function foreignCheck(client: KubeClient, name: string, namespace: string, installationId: string | null, signal: AbortSignal | undefined): Promise<DoctorCheck> {
+  const objects = [];
+  for (const kind of ['Pod', 'PVC'] as const) {
+    try {
+      objects.push(...(await listBerthObjects(client, kind, namespace, signal ?? AbortSignal.timeout(client.requestTimeoutMs))).objects);
+    } catch (err) {
+      if (kind === 'PVC' && isForbidden(err)) continue; // no managed claims without the permission
+      return { name, ok: true, warn: true, detail: `not checked: ${errorMessage(err)}` };
+    }
+  }
+  return foreignObjectsCheck(name, namespace, objects, installationId);
 }
 
 /** The authenticated user name (SelfSubjectReview, Kubernetes >= 1.28), or null when it cannot be asked. */
@@ -163,7 +183,7 @@ async function profileChecks(run: Run, p: DoctorProfile): Promise<DoctorCheck[]>
   checks.push(...warningChecks(name('security'), warnings));
 
   const identity = { instanceId: `doctor-${Buffer.from(run.random(3)).toString('hex')}`, sessionId: 'doctor', executor: target.executor, profile: p.name };
-  const input: DesiredInput = { profile: p.profile, identity, namespace, random: run.random };
+  const input: DesiredInput = { profile: p.profile, identity, namespace, random: run.random, installationId: run.installationId };
   const names = resourceNames(identity.instanceId);
   const ws = p.profile.workspace;
   if (ws.mode === 'managed_pvc') {

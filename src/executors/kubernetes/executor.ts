@@ -10,8 +10,8 @@
 import { KeyedLock } from '../../shared/locks.js';
 import { silentLogger, type Logger } from '../../shared/logger.js';
 import { errorMessage } from '../../shared/errors.js';
-import type { CreateInstanceRequest, Executor, ExecutorInstance, InstanceStatus, RefreshRequest, StopOptions, StopResult, StopTarget } from '../executor.js';
-import { LaunchError } from '../executor.js';
+import type { CreateInstanceRequest, Executor, ExecutorInstance, InstanceStatus, RefreshRequest, StopOptions, StopResult, StopTarget, SweepOwner } from '../executor.js';
+import { isLaunchError, LaunchError } from '../executor.js';
 import { AgentctlArtifacts, type AgentctlArtifactPaths } from './artifacts.js';
 import { resourceNames, validateIdentity, type ProbeResult, type ResourceIdentity } from './compose/index.js';
 import { decodeProfileSnapshot, profileHash, templateHash } from './config/index.js';
@@ -23,6 +23,8 @@ import { identityOf, type KubernetesMetadata } from './metadata.js';
 import { PROFILE_SETTING, recordedMetadata, stopKubernetesInstance } from './stop.js';
 import { LABEL, LABEL_VALUE } from './constants.js';
 import { PodWatches } from './pod-watch.js';
+import { sweepUnrecorded, type SweepReport } from './sweep.js';
+import { SWEEP_TIMEOUT_MS, SweepSchedule, UNRESOLVED_CREATE_REASONS } from './sweep-schedule.js';
 import type { KubernetesConnection, KubernetesProfile } from './types.js';
 
 export interface KubernetesExecutorOptions {
@@ -32,7 +34,19 @@ export interface KubernetesExecutorOptions {
   logger?: Logger;
   /** Where `$KUBECONFIG` and `$HOME` are read from. @default process.env */
   env?: NodeJS.ProcessEnv;
+  /**
+   * The data dir's installation id, stamped on every object created; the sweep deletes only
+   * unrecorded objects that carry it. Null: nothing is stamped and nothing is swept.
+   */
+  installationId?: string | null;
 }
+
+/**
+ * Added to the request timeout for the age below which an unrecorded object is never swept: a
+ * create's read-back after an ambiguous outcome may take this long (launch/create.ts) before the
+ * launch records the object.
+ */
+const RECONCILE_WINDOW_MS = 30_000;
 
 export class KubernetesExecutor implements Executor {
   readonly name: string;
@@ -43,6 +57,9 @@ export class KubernetesExecutor implements Executor {
   readonly #locks = new KeyedLock();
   #client: KubeClient | null = null;
   readonly #watches: PodWatches;
+  #sweeps: SweepSchedule | null = null;
+  /** Foreign objects already logged by a sweep (each once). */
+  readonly #reported = new Set<string>();
 
   constructor(opts: KubernetesExecutorOptions) {
     this.name = opts.name;
@@ -61,9 +78,9 @@ export class KubernetesExecutor implements Executor {
   createInstance(req: CreateInstanceRequest): Promise<ExecutorInstance> {
     return this.#locks.run(req.identity.instanceId, async () => {
       const profile = this.#profile(req);
-      if (req.previous === undefined) return freshLaunch(this.#state(req, profile, this.#freshMeta(req, profile)));
+      if (req.previous === undefined) return this.#sweepOnUnresolved(freshLaunch(this.#state(req, profile, this.#freshMeta(req, profile))));
       const { meta } = this.#recorded(req.previous.metadata, req.identity.instanceId);
-      return reviveLaunch(this.#state(req, profile, meta), { secrets: req.previous.secrets, explainReplacement: false });
+      return this.#sweepOnUnresolved(reviveLaunch(this.#state(req, profile, meta), { secrets: req.previous.secrets, explainReplacement: false }));
     });
   }
 
@@ -72,7 +89,9 @@ export class KubernetesExecutor implements Executor {
       await instance.close();
       const full: CreateInstanceRequest = { ...req, identity: instance.identity, repository: {}, previous: { metadata: instance.metadata, secrets: instance.secrets } };
       const { meta } = this.#recorded(instance.metadata, instance.identity.instanceId);
-      return reviveLaunch(this.#state(full, this.#profile(full), meta), { secrets: instance.secrets, explainReplacement: true, ...(req.cause ? { cause: req.cause } : {}) });
+      return this.#sweepOnUnresolved(
+        reviveLaunch(this.#state(full, this.#profile(full), meta), { secrets: instance.secrets, explainReplacement: true, ...(req.cause ? { cause: req.cause } : {}) }),
+      );
     });
   }
 
@@ -110,13 +129,53 @@ export class KubernetesExecutor implements Executor {
     );
   }
 
-  close(): Promise<void> {
+  /**
+   * One sweep of the objects this installation created in the executor's namespace that no session
+   * records (sweep.ts). `minAgeMs`: younger objects are left alone; default the request timeout
+   * plus the read-back window of an ambiguous create.
+   */
+  sweepUnrecorded(isRecorded: (owner: SweepOwner) => boolean, opts: { minAgeMs?: number; signal?: AbortSignal } = {}): Promise<SweepReport> {
+    return sweepUnrecorded(this.client, {
+      namespace: this.#opts.connection.namespace,
+      installationId: this.#opts.installationId ?? '',
+      isRecorded,
+      minAgeMs: opts.minAgeMs ?? this.#minAgeMs(),
+      signal: opts.signal ?? AbortSignal.timeout(SWEEP_TIMEOUT_MS),
+      log: this.#log,
+      reported: this.#reported,
+    });
+  }
+
+  /** Sweeps at once, every 5 minutes, and after a launch whose ambiguous create stayed unresolved (sweep-schedule.ts). */
+  startSweeps(isRecorded: (owner: SweepOwner) => boolean): () => Promise<void> {
+    if ((this.#opts.installationId ?? '') === '' || this.#sweeps !== null) return () => Promise.resolve();
+    const schedule = new SweepSchedule((signal) => this.sweepUnrecorded(isRecorded, { signal }), this.#log);
+    this.#sweeps = schedule;
+    schedule.start();
+    return () => schedule.stop();
+  }
+
+  async close(): Promise<void> {
     this.#watches.close();
-    return Promise.resolve();
+    await this.#sweeps?.stop();
+  }
+
+  #minAgeMs(): number {
+    return this.#opts.connection.requestTimeoutSeconds * 1000 + RECONCILE_WINDOW_MS;
+  }
+
+  /** A create that may still commit after the launch gave up on it: sweep once it would be old enough. */
+  async #sweepOnUnresolved<T>(launch: Promise<T>): Promise<T> {
+    try {
+      return await launch;
+    } catch (err) {
+      if (isLaunchError(err) && UNRESOLVED_CREATE_REASONS.has(err.reason)) this.#sweeps?.after(this.#minAgeMs());
+      throw err;
+    }
   }
 
   #state(req: CreateInstanceRequest, profile: KubernetesProfile, meta: KubernetesMetadata): KubeLaunchState {
-    const env = { executorName: this.name, connection: this.#opts.connection, client: this.client, artifacts: this.#artifacts, probes: this.#probes, log: this.#log, random: defaultRandom };
+    const env = { executorName: this.name, connection: this.#opts.connection, client: this.client, artifacts: this.#artifacts, probes: this.#probes, log: this.#log, random: defaultRandom, installationId: this.#opts.installationId ?? null };
     return new KubeLaunchState(env, req, profile, identityOf(meta), meta);
   }
 

@@ -36,7 +36,8 @@ export interface WorkspaceConfig {
 
 /**
  * Separate wait budgets of the `pod_ready` stage (an improvement on the spec's single 30 s deadline):
- * each phase fails with its current reason when its own budget runs out.
+ * each phase fails with its current reason when its own budget runs out; and of each step of the
+ * `bootstrap` stage, which fails naming the step.
  */
 export interface WaitBudgets {
   /** PVC Pending → Bound (managed_pvc / existing_claim). */
@@ -47,6 +48,12 @@ export interface WaitBudgets {
   imagePullSeconds: number;
   /** Image present → the main container accepts an exec. */
   containerStartSeconds: number;
+  /** `bootstrap`: the upload of agentctl and the bootstrap files, until the start marker is written. */
+  uploadSeconds: number;
+  /** `bootstrap`: the clone of the repository (a local repository's bundle included). */
+  cloneSeconds: number;
+  /** `bootstrap`: the profile's `setup_script`. */
+  setupScriptSeconds: number;
 }
 
 /** A validated `profiles.<name>.kubernetes` block. */

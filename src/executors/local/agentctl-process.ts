@@ -1,27 +1,33 @@
 /**
  * Starting and stopping the local agentctl: a detached child of the controller (so it outlives a
- * controller restart) on free loopback ports, logging to `<sessionDir>/agentctl.log`, started with
- * only the base environment, inside the bubblewrap sandbox when one is planned (sandbox.ts).
+ * controller restart) that binds free loopback ports itself and reports its control port over an
+ * inherited pipe (report-pipe.ts), logging to `<sessionDir>/agentctl.log`, started with only the
+ * base environment, inside the bubblewrap sandbox when one is planned (sandbox.ts).
  * @module
  */
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { codeCachePath, LOADER_FILE } from '../../agentctl/code-cache.js';
-import { CHILD_BASE_ENV, CHILD_BASE_ENV_PREFIXES, ENV } from '../../protocol/index.js';
+import { CHILD_BASE_ENV, CHILD_BASE_ENV_PREFIXES, ENV, type PortReport } from '../../protocol/index.js';
+import { openAppendConfinedSync, readConfinedTailSync } from '../../shared/confined-read.js';
 import { sanitize } from '../../shared/sanitize.js';
 import { LaunchError } from '../executor.js';
-import { FILES, INSTANCE_PORTS_PER_AGENTCTL, OWNER_ENV, STAGE } from './constants.js';
+import { FILES, OWNER_ENV, STAGE } from './constants.js';
 import { findProcessesByEnv, isAlive, isOurProcess, procComm, procEnvValue, procStartTime, waitForExit } from './proc.js';
+import { readPortReport, REPORT_FD } from './report-pipe.js';
 import { bwrapArgs, type SandboxPlan } from './sandbox.js';
 
 export interface AgentctlProcess {
   pid: number;
   /** Start time (for the pid-reuse guard), or null without /proc. */
   procStart: string | null;
-  controlPort: number;
-  instancePorts: number[];
+  /**
+   * The port report agentctl writes on its pipe once it listens (await it with
+   * `waitForPortReport`): null when the pipe closed without one; rejects when it is malformed.
+   */
+  report: Promise<PortReport | null>;
   /** Resolves with a description when the process exits (used while waiting for health). */
   exited: Promise<string>;
 }
@@ -36,30 +42,6 @@ export interface SpawnAgentctlOptions {
   baseEnv: NodeJS.ProcessEnv;
   /** Run agentctl inside bubblewrap with this plan; null runs it unconfined. */
   sandbox: SandboxPlan | null;
-}
-
-/** Ports handed out by this process and not yet surely bound by their agentctl (avoids handing one port twice). */
-const recentlyReserved = new Set<number>();
-
-async function freePort(): Promise<number> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const port = await new Promise<number>((resolve, reject) => {
-      const srv = createServer();
-      srv.unref();
-      srv.once('error', reject);
-      srv.listen(0, '127.0.0.1', () => {
-        const addr = srv.address();
-        const p = typeof addr === 'object' && addr !== null ? addr.port : 0;
-        srv.close(() => resolve(p));
-      });
-    });
-    if (port > 0 && !recentlyReserved.has(port)) {
-      recentlyReserved.add(port);
-      setTimeout(() => recentlyReserved.delete(port), 60_000).unref();
-      return port;
-    }
-  }
-  throw new Error('no free loopback port found');
 }
 
 /**
@@ -138,11 +120,11 @@ export async function spawnAgentctl(opts: SpawnAgentctlOptions): Promise<Agentct
       `agentctl bundle not found at ${opts.agentctlPath} (run: npm run build, or set executors.<name>.agentctl_path)`,
     );
   }
-  const controlPort = await freePort();
-  const instancePorts: number[] = [];
-  for (let i = 0; i < INSTANCE_PORTS_PER_AGENTCTL; i++) instancePorts.push(await freePort());
+  const stateDir = join(opts.sessionDir, FILES.agentctlState);
+  const nonceFile = writeNonceFile(stateDir, opts.nonce);
   const logPath = join(opts.sessionDir, FILES.agentctlLog);
-  const logFd = openSync(logPath, 'a', 0o600);
+  // not followed, never a FIFO (its open would block serve): the session dir may be an unsandboxed agent's
+  const logFd = openAppendConfinedSync(logPath);
   let child;
   const command = agentctlStartCommand(opts.agentctlPath);
   const [file, args] = opts.sandbox === null ? [command[0]!, command.slice(1)] : ['bwrap', [...bwrapArgs(opts.sandbox), '--', ...command]];
@@ -150,13 +132,18 @@ export async function spawnAgentctl(opts: SpawnAgentctlOptions): Promise<Agentct
     child = spawn(file, args, {
       cwd: opts.sessionDir,
       detached: true,
-      stdio: ['ignore', logFd, logFd],
+      // fd 3: the pipe agentctl reports its port on (bwrap passes inherited descriptors through)
+      stdio: ['ignore', logFd, logFd, 'pipe'],
       env: {
         ...opts.baseEnv,
-        [ENV.controlPort]: String(controlPort),
-        [ENV.instancePorts]: instancePorts.join(','),
-        [ENV.bootstrapNonce]: opts.nonce,
-        [ENV.stateDir]: join(opts.sessionDir, FILES.agentctlState),
+        // agentctl binds free ports itself: a port picked here and bound later could be taken in between
+        [ENV.controlPort]: '0',
+        [ENV.instancePorts]: '0',
+        [ENV.reportFd]: String(REPORT_FD),
+        // the nonce travels in a file agentctl reads and removes before it listens: in no environment
+        // (an agent can read agentctl's /proc/PID/environ)
+        [ENV.bootstrapNonceFile]: nonceFile,
+        [ENV.stateDir]: stateDir,
         [ENV.stopGraceMs]: '3000',
         [OWNER_ENV]: opts.owner,
       },
@@ -172,6 +159,10 @@ export async function spawnAgentctl(opts: SpawnAgentctlOptions): Promise<Agentct
   const exited = new Promise<string>((resolve) => {
     child.once('exit', (code, signal) => resolve(signal ? `signal ${signal}` : `exit code ${code}`));
   });
+  const pipe = child.stdio[REPORT_FD] as Readable & { unref?: () => void };
+  pipe.unref?.();
+  const report = readPortReport(pipe);
+  report.catch(() => undefined);
   child.unref();
   let pid = spawned;
   if (opts.sandbox !== null) {
@@ -185,7 +176,37 @@ export async function spawnAgentctl(opts: SpawnAgentctlOptions): Promise<Agentct
       throw new LaunchError(STAGE.agentctlStart, 'SandboxFailed', `agentctl_start: ${(err as Error).message}${tail ? ` (log: ${tail})` : ''}`, { cause: err });
     }
   }
-  return { pid, procStart: procStartTime(pid), controlPort, instancePorts, exited };
+  return { pid, procStart: procStartTime(pid), report, exited };
+}
+
+/** Name of the one-shot nonce file in agentctl's state dir (agentctl removes it at start). */
+const NONCE_FILE = '.bootstrap-nonce';
+
+/**
+ * Writes `nonce` to a fresh 0600 file in `stateDir` (which the sandbox binds, so agentctl reads it
+ * at the same path). Whatever an agent left under that name (a link, a FIFO) is removed first and
+ * the file is created exclusively without following links: the nonce goes nowhere else.
+ */
+function writeNonceFile(stateDir: string, nonce: string): string {
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  const path = join(stateDir, NONCE_FILE);
+  try {
+    unlinkSync(path);
+  } catch {
+    // none left
+  }
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  } catch (err) {
+    throw new LaunchError(STAGE.agentctlStart, 'AgentctlSpawnFailed', `cannot write agentctl's nonce file ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { cause: err });
+  }
+  try {
+    writeSync(fd, nonce);
+  } finally {
+    closeSync(fd);
+  }
+  return path;
 }
 
 /** SIGKILLs every process carrying the owner marker (agentctl and the bwrap processes around it). */
@@ -216,7 +237,8 @@ export async function waitSandboxGone(owner: string, timeoutMs = 2000): Promise<
 /** The last lines of the agentctl log, sanitized (for error messages). */
 export function agentctlLogTail(sessionDir: string, lines = 5): string {
   try {
-    const text = readFileSync(join(sessionDir, FILES.agentctlLog), 'utf8');
+    // an unsandboxed agent can replace the log (a FIFO would block serve): a bounded read of a regular file only
+    const text = readConfinedTailSync(join(sessionDir, FILES.agentctlLog), 64 * 1024)?.toString('utf8') ?? '';
     return sanitize(text.split('\n').filter((l) => l.trim() !== '').slice(-lines).join(' | '));
   } catch {
     return '';

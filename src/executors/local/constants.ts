@@ -57,7 +57,6 @@ export const FILES = {
   repo: 'repo',
   agentctlLog: 'agentctl.log',
   agentctlState: 'agentctl-state',
+  /** The agent's private home (`HOME` inside the sandbox): kept across stop/resume, removed with the session. */
+  home: 'home',
 } as const;
-
-/** Instance ports handed to each agentctl (it needs one per instance; we create one). */
-export const INSTANCE_PORTS_PER_AGENTCTL = 3;

@@ -2,11 +2,13 @@
  * The local executor (the embedded default): a workspace directory under the data dir and a local
  * agentctl started as a detached child. Fresh launches run the stages `workspace`, `agentctl_start`
  * and `agentctl_connect`; a reconnect uses the recorded port and token and, when agentctl died,
- * starts it again with the recorded nonce.
+ * starts it again with a fresh nonce.
  * @module
  */
-import { join, relative, resolve, sep } from 'node:path';
-import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { KeyedLock } from '../../shared/locks.js';
 import { silentLogger, type Logger } from '../../shared/logger.js';
 import { errorMessage } from '../../shared/errors.js';
@@ -26,10 +28,13 @@ import { readRecordedOutput } from '../../agentctl/processes/recorded-output.js'
 import { agentctlBaseEnv, stopAgentctl } from './agentctl-process.js';
 import { probeControl } from './connect.js';
 import { FILES, OWNER_ENV } from './constants.js';
+import { probeReadablePaths } from './credential-probe.js';
 import { FreshLaunch, ReviveLaunch } from './launch.js';
 import { decodeLocalMetadata } from './metadata.js';
 import { findProcessesByEnv, isOurProcess, procComm } from './proc.js';
 import { resolveLaunchSandbox, SandboxUnavailableError, type LaunchSandbox, type SandboxMode } from './sandbox.js';
+import { CREDENTIAL_PATHS, credentialCandidates, hiddenPaths } from './sandbox-paths.js';
+import { buildSandboxPlan } from './sandbox-plan.js';
 import { killLaunchChildren, removeSessionDir } from './workspace.js';
 
 export interface LocalExecutorOptions {
@@ -50,6 +55,15 @@ export interface LocalExecutorOptions {
   network?: boolean;
   /** Paths the sandbox must keep visible (read-only) though they lie under /tmp or the data dir: agent commands. @default [] */
   sandboxReadOnlyPaths?: readonly string[];
+  /**
+   * Absolute paths the sandbox hides besides its defaults (the user's homes, /root, /run/secrets,
+   * the data dir): `sandbox_hide`, the kubeconfigs, Berth's config. @default []
+   */
+  sandboxHide?: readonly string[];
+  /** Absolute paths shown read-only (`sandbox_expose`), also in the private home when inside the user's home. @default [] */
+  sandboxExpose?: readonly string[];
+  /** The user's home directories (hidden, and where exposed paths are mirrored from). @default $HOME of `env` and the account's home */
+  homes?: readonly string[];
   /** The rollback's own deadline, in ms (tests). @default 30000 */
   rollbackTimeoutMs?: number;
 }
@@ -72,6 +86,9 @@ export class LocalExecutor implements Executor {
       sandbox: opts.sandbox ?? 'auto',
       network: opts.network ?? true,
       sandboxReadOnlyPaths: opts.sandboxReadOnlyPaths ?? [],
+      sandboxHide: opts.sandboxHide ?? [],
+      sandboxExpose: opts.sandboxExpose ?? [],
+      homes: opts.homes ?? userHomes(opts.env ?? process.env),
       rollbackTimeoutMs: opts.rollbackTimeoutMs ?? 30_000,
     };
   }
@@ -80,13 +97,7 @@ export class LocalExecutor implements Executor {
   #launchSandbox(): LaunchSandbox {
     if (this.#sandbox === undefined) {
       try {
-        this.#sandbox = resolveLaunchSandbox({
-          mode: this.#opts.sandbox,
-          network: this.#opts.network,
-          // the whole data dir: the inventory, its key, the API token and every other session
-          hide: [this.#opts.dataDir],
-          readOnly: [this.#opts.agentctlPath, process.execPath, ...this.#opts.sandboxReadOnlyPaths],
-        });
+        this.#sandbox = resolveLaunchSandbox({ mode: this.#opts.sandbox, ...this.#sandboxSettings() });
       } catch (err) {
         if (!(err instanceof SandboxUnavailableError)) throw err;
         this.#sandbox = err;
@@ -96,6 +107,51 @@ export class LocalExecutor implements Executor {
       throw new LaunchError('agentctl_start', 'SandboxUnavailable', `local executor ${this.name}: ${this.#sandbox.message}`, { cause: this.#sandbox });
     }
     return this.#sandbox;
+  }
+
+  /**
+   * What a sandbox of this executor hides and shows. Hidden: the whole data dir (the inventory, its
+   * key, the API token and every other session), the user's homes, /root, /run/secrets, the
+   * credential places of each home (so exposing a parent such as ~/.config does not show ~/.config/gh;
+   * naming one in `sandbox_expose` shows it) and the configured extras (kubeconfigs, Berth's config,
+   * `sandbox_hide`), which always win.
+   */
+  #sandboxSettings(): Omit<Extract<LaunchSandbox, { kind: 'bubblewrap' }>, 'kind'> {
+    const { homes, sandboxExpose: expose } = this.#opts;
+    const credentials = homes.flatMap((h) => CREDENTIAL_PATHS.map((rel) => join(h, rel))).filter((p) => !expose.includes(p));
+    return {
+      network: this.#opts.network,
+      hide: hiddenPaths({ homes, dataDir: this.#opts.dataDir, extra: [...credentials, ...this.#opts.sandboxHide] }),
+      // the agentctl start files are added per launch (sandbox-plan.ts)
+      readOnly: [process.execPath, ...this.#opts.sandboxReadOnlyPaths],
+      expose,
+      homes,
+    };
+  }
+
+  /**
+   * The credential-like paths an agent of this executor could read (`berth doctor`): a probe runs in
+   * the sandbox a launch would build, for a throwaway session dir under the workspaces root (so the
+   * same paths are bound), and checks each credential place of the user's homes and of the private
+   * home plus every hidden path; where agents run unconfined, the probe runs unconfined too. Paths
+   * in the private home are given as `<private home>/…`.
+   */
+  readableCredentials(): { sandboxed: boolean; readable: string[] } {
+    const sandbox = this.#launchSandbox();
+    const settings = this.#sandboxSettings();
+    if (sandbox.kind === 'none') {
+      return { sandboxed: false, readable: probeReadablePaths(credentialCandidates({ homes: settings.homes, hidden: settings.hide }), { plan: null, env: this.#opts.env }) };
+    }
+    const dir = join(this.workspacesRoot, `.doctor-${randomBytes(6).toString('hex')}`);
+    try {
+      mkdirSync(join(dir, FILES.repo), { recursive: true, mode: 0o700 });
+      const { plan, privateHome } = buildSandboxPlan(sandbox, { sessionDir: dir, workspacePath: join(dir, FILES.repo), agentctlPath: this.#opts.agentctlPath });
+      const candidates = credentialCandidates({ homes: [...settings.homes, privateHome], hidden: settings.hide });
+      const readable = probeReadablePaths(candidates, { plan, env: { ...this.#opts.env, HOME: privateHome, TMPDIR: '/tmp' } });
+      return { sandboxed: true, readable: readable.map((p) => (p.startsWith(`${privateHome}/`) ? `<private home>${p.slice(privateHome.length)}` : p)) };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 
   /** `<dataDir>/workspaces`: the only directory this executor ever removes things from. */
@@ -201,11 +257,12 @@ export class LocalExecutor implements Executor {
    * Reads an agent's output from `<sessionDir>/agentctl-state/<instanceId>` (the state dir the
    * local agentctl was started with), so `berth logs` works while the session is stopped.
    */
-  readRecordedOutput(target: StopTarget, processId: string, from: number): Promise<RecordedOutputChunk[] | null> {
+  async readRecordedOutput(target: StopTarget, processId: string, from: number): Promise<RecordedOutputChunk[] | null> {
     const meta = decodeLocalMetadata(target.metadata);
     const sessionDir = this.#safeSessionDir(meta.sessionDir, target.identity.sessionId);
-    const recorded = readRecordedOutput(join(sessionDir, FILES.agentctlState, meta.instanceId), processId, from);
-    return Promise.resolve(recorded === null ? null : recorded.chunks.map((c) => ({ seq: c.seq, stream: c.stream, data: c.data })));
+    // the state dir is the agent's to write: nothing below the workspaces root is trusted
+    const recorded = await readRecordedOutput(this.workspacesRoot, join(sessionDir, FILES.agentctlState, meta.instanceId), processId, from);
+    return recorded === null ? null : recorded.chunks.map((c) => ({ seq: c.seq, stream: c.stream, data: c.data }));
   }
 
   close(): Promise<void> {
@@ -221,6 +278,20 @@ export class LocalExecutor implements Executor {
     }
     return abs;
   }
+}
+
+/** $HOME of `env` and the account's home directory (when they differ), absolute ones only. */
+export function userHomes(env: Readonly<Record<string, string | undefined>>): string[] {
+  const homes = new Set<string>();
+  if (env.HOME !== undefined && isAbsolute(env.HOME)) homes.add(resolve(env.HOME));
+  try {
+    const account = userInfo().homedir;
+    if (isAbsolute(account)) homes.add(resolve(account));
+  } catch {
+    // no passwd entry (a container's arbitrary uid): $HOME is all there is
+  }
+  homes.delete('/');
+  return [...homes];
 }
 
 export function ownerValue(sessionDir: string, instanceId: string): string {

@@ -4,7 +4,7 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, realpathSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ControlClient, InstanceClient } from '../../client/index.js';
 import { isAgentctlHttpError } from '../../client/index.js';
@@ -15,10 +15,13 @@ import type { CreateInstanceRequest, ExecutorInstance, InstanceSecrets } from '.
 import { isLaunchError, LaunchError } from '../executor.js';
 import { agentctlLogTail, agentctlStartCommand, spawnAgentctl, stopAgentctl, waitSandboxGone, type AgentctlProcess } from './agentctl-process.js';
 import { controlClient, waitHealthy } from './connect.js';
+import { listensOn } from './listener.js';
+import { waitForPortReport } from './report-pipe.js';
 import { CHECKPOINT, FILES, OWNER_ENV, STAGE } from './constants.js';
 import { decodeLocalMetadata, encodeLocalMetadata, type LocalMetadata } from './metadata.js';
 import { isOurProcess } from './proc.js';
-import type { LaunchSandbox, SandboxPlan } from './sandbox.js';
+import type { LaunchSandbox } from './sandbox.js';
+import { buildSandboxPlan, type BuiltSandboxPlan } from './sandbox-plan.js';
 import { cloneRepository, killLaunchChildren, removeSessionDir, validateRepository } from './workspace.js';
 
 /** Rollback gets its own deadline, independent of the caller's signal (spec §4.9). */
@@ -71,20 +74,14 @@ abstract class LocalLaunchBase {
   protected sandboxNote = (): { reason: string; message: string } | null =>
     this.ctx.sandbox.kind === 'none' && this.ctx.sandbox.warning !== null ? { reason: 'Unsandboxed', message: this.ctx.sandbox.warning } : null;
 
-  /** The bwrap plan of this session: its workspace and state dir writable, the data dir hidden. */
-  #sandboxPlan(): SandboxPlan | null {
+  /**
+   * The bwrap plan of this session (sandbox-plan.ts): its workspace, state dir and private home
+   * writable; the data dir, the user's home and the other hidden paths invisible.
+   */
+  #sandboxPlan(): BuiltSandboxPlan | null {
     const sb = this.ctx.sandbox;
     if (sb.kind === 'none') return null;
-    const stateDir = join(this.meta.sessionDir, FILES.agentctlState);
-    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    // real paths: bwrap mounts on what the kernel resolves, and a symlinked data dir must be hidden too
-    return {
-      hide: sb.hide.map((p) => realpathSync(p)),
-      writable: [realpathSync(this.meta.workspacePath), realpathSync(stateDir)],
-      readOnly: sb.readOnly.filter((p) => existsSync(p)).map((p) => realpathSync(p)),
-      network: sb.network,
-      cwd: realpathSync(this.meta.workspacePath),
-    };
+    return buildSandboxPlan(sb, { sessionDir: this.meta.sessionDir, workspacePath: this.meta.workspacePath, agentctlPath: this.ctx.agentctlPath });
   }
 
   /**
@@ -120,15 +117,15 @@ abstract class LocalLaunchBase {
    * rejection is held.
    */
   protected beginSpawn(nonce: string): Promise<AgentctlProcess> {
-    const sandbox = this.#sandboxPlan();
+    const built = this.#sandboxPlan();
     const spawning = spawnAgentctl({
       agentctlPath: this.ctx.agentctlPath,
       sessionDir: this.meta.sessionDir,
       nonce,
       owner: this.owner,
-      // inside the sandbox only its private /tmp is writable
-      baseEnv: sandbox === null ? this.ctx.baseEnv : { ...this.ctx.baseEnv, TMPDIR: '/tmp' },
-      sandbox,
+      // inside the sandbox only its private /tmp is writable, and HOME is the session's own
+      baseEnv: built === null ? this.ctx.baseEnv : { ...this.ctx.baseEnv, TMPDIR: '/tmp', HOME: built.privateHome },
+      sandbox: built?.plan ?? null,
     }).then((proc) => {
       this.startedAgentctl = proc;
       return proc;
@@ -138,24 +135,40 @@ abstract class LocalLaunchBase {
     return spawning;
   }
 
-  /** Starts agentctl with `nonce` (or takes the spawn begun earlier) and records it (pid, ports). */
+  /**
+   * Starts agentctl with `nonce` (or takes the spawn begun earlier), waits for the control port it
+   * reports on its pipe, and records it (pid, port). Only that port is ever connected to.
+   */
   protected async startAgentctl(nonce: string): Promise<void> {
     const proc = await (this.spawning ?? this.beginSpawn(nonce));
-    this.meta = { ...this.meta, agentctlPid: proc.pid, agentctlProcStart: proc.procStart, controlPort: proc.controlPort, instancePort: null };
+    let report;
+    try {
+      report = await waitForPortReport(proc.report, proc.exited, { timeoutMs: this.ctx.healthTimeoutMs, ...(this.ctx.req.signal ? { signal: this.ctx.req.signal } : {}) });
+      // the socket on that port must be agentctl's own here, or whatever holds it would get the nonce
+      if (!listensOn(proc.pid, report.controlPort)) {
+        const why = this.ctx.sandbox.kind === 'bubblewrap' && !this.ctx.sandbox.network ? ' (network: false gives the sandbox a loopback of its own, which the controller cannot reach)' : '';
+        throw new Error(`agentctl reported port ${report.controlPort}, but its socket is not there on this host's loopback${why}`);
+      }
+    } catch (err) {
+      const tail = agentctlLogTail(this.meta.sessionDir);
+      throw new LaunchError(STAGE.agentctlStart, 'AgentctlUnhealthy', `agentctl_start: ${errorMessage(err)}${tail ? ` (log: ${tail})` : ''}`, { cause: err });
+    }
+    this.meta = { ...this.meta, agentctlPid: proc.pid, agentctlProcStart: proc.procStart, controlPort: report.controlPort, instancePort: null };
     await this.checkpoint(CHECKPOINT.agentctlStarted);
   }
 
   /** Waits for the agentctl this launch started, trades the nonce for a token, creates the instance. */
   protected async connectStarted(nonce: string): Promise<void> {
     const proc = this.startedAgentctl;
-    if (proc === null) throw new Error('connect before start');
+    const port = this.meta.controlPort;
+    if (proc === null || port === null) throw new Error('connect before start');
     try {
-      await waitHealthy(proc.controlPort, { timeoutMs: this.ctx.healthTimeoutMs, exited: proc.exited, signal: this.ctx.req.signal });
+      await waitHealthy(port, { timeoutMs: this.ctx.healthTimeoutMs, exited: proc.exited, signal: this.ctx.req.signal });
     } catch (err) {
       const tail = agentctlLogTail(this.meta.sessionDir);
       throw new LaunchError(STAGE.agentctlConnect, 'AgentctlUnhealthy', `agentctl_connect: ${errorMessage(err)}${tail ? ` (log: ${tail})` : ''}`, { cause: err });
     }
-    const control = controlClient(proc.controlPort);
+    const control = controlClient(port);
     this.control = control;
     this.token = await control.handshake(nonce, { signal: this.ctx.req.signal });
     await this.createAgentctlInstance(control);
@@ -305,7 +318,7 @@ export class FreshLaunch extends LocalLaunchBase {
 
 /**
  * Reconnect or revive a recorded instance: try the recorded agentctl with the recorded token; if it
- * is gone, start it again with the recorded nonce and re-create the instance with the same id.
+ * is gone, start it again with a fresh nonce and re-create the instance with the same id.
  */
 export class ReviveLaunch extends LocalLaunchBase {
   readonly #previous: NonNullable<CreateInstanceRequest['previous']>;
@@ -331,9 +344,11 @@ export class ReviveLaunch extends LocalLaunchBase {
       if (await this.#tryRecorded(secrets.authToken)) {
         return this.instance({ ...secrets, authToken: this.token ?? secrets.authToken }, false);
       }
-      await this.stage(STAGE.agentctlStart, () => this.startAgentctl(secrets.bootstrapNonce), this.sandboxNote);
-      await this.stage(STAGE.agentctlConnect, () => this.connectStarted(secrets.bootstrapNonce));
-      return this.instance({ authToken: this.token ?? '', bootstrapNonce: secrets.bootstrapNonce }, true);
+      // a fresh nonce for every agentctl started: the recorded one was readable by what ran before
+      const nonce = randomBytes(32).toString('hex');
+      await this.stage(STAGE.agentctlStart, () => this.startAgentctl(nonce), this.sandboxNote);
+      await this.stage(STAGE.agentctlConnect, () => this.connectStarted(nonce));
+      return this.instance({ authToken: this.token ?? '', bootstrapNonce: nonce }, true);
     } catch (err) {
       // Keep the workspace: a failed revive only stops what it started.
       const errors: unknown[] = [];
@@ -357,6 +372,9 @@ export class ReviveLaunch extends LocalLaunchBase {
     return this.stage(STAGE.agentctlConnect, async () => {
       const control = controlClient(port, token);
       try {
+        // the token (and, for a lost instance, the secret env) goes only to agentctl's own socket:
+        // while it is not listening (shutting down) another process could have taken the port
+        if (!listensOn(pid, port)) throw new Error(`agentctl pid ${pid} does not listen on its recorded port ${port}`);
         await waitHealthy(port, { timeoutMs: 3000, signal: this.ctx.req.signal });
         let info;
         try {
@@ -375,7 +393,7 @@ export class ReviveLaunch extends LocalLaunchBase {
         this.meta = { ...this.meta, instancePort: info.port };
         return true;
       } catch (err) {
-        // Alive but unusable (token rejected, hung): stop it and start a fresh one with the nonce.
+        // Alive but unusable (token rejected, hung): stop it and start a fresh one with a new nonce.
         this.ctx.log.warn({ session: this.ctx.req.identity.sessionId, pid, err: sanitize(errorMessage(err)) }, 'recorded agentctl unusable; restarting it');
         await stopAgentctl({ pid, procStart: this.meta.agentctlProcStart, owner: this.owner });
         this.control = null;

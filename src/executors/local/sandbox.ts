@@ -2,7 +2,9 @@
  * The local executor's sandbox: each agentctl (and so the agent and every process it starts) runs
  * inside bubblewrap (`bwrap`). The workspace and agentctl's state dir are writable, the rest of the
  * file system is read-only, the data dir (secrets, inventory, other sessions' workspaces) is not
- * visible at all, `/tmp` is private, and the pid/ipc/uts (optionally net) namespaces are private.
+ * visible at all, nor are the user's home, /root, /run/secrets and the kubeconfigs (the agent gets
+ * a private home of its own instead), `/tmp` is private, and the pid/ipc/uts (optionally net)
+ * namespaces are private.
  * The argv is built by a pure function; `probeBubblewrap` runs one trial sandbox to learn whether
  * this machine can run it at all.
  * @module
@@ -12,29 +14,64 @@ import { spawnSync } from 'node:child_process';
 /** The `sandbox` setting of a local executor; `auto` (the default) is bubblewrap where it works. */
 export type SandboxMode = 'auto' | 'bubblewrap' | 'none';
 
-/** How a launch confines agentctl: the sandbox settings, or why it runs unconfined. */
+/**
+ * How a launch confines agentctl: the sandbox settings, or why it runs unconfined. `hide` lists the
+ * paths no agent may see (the user's home, /root, the data dir, kubeconfigs, `sandbox_hide` …;
+ * absent ones are skipped), `readOnly` what must stay visible though it may lie in a hidden or
+ * private place (the agentctl start files, node, agent commands), `expose` the `sandbox_expose`
+ * paths, and `homes` the user's home directories (an exposed path inside one is also mounted at the
+ * same place in the session's private home).
+ */
 export type LaunchSandbox =
-  | { kind: 'bubblewrap'; network: boolean; hide: readonly string[]; readOnly: readonly string[] }
+  | {
+      kind: 'bubblewrap';
+      network: boolean;
+      hide: readonly string[];
+      readOnly: readonly string[];
+      expose: readonly string[];
+      homes: readonly string[];
+    }
   | { kind: 'none'; warning: string | null };
+
+/** A read-only bind of `source` at `dest` (both absolute and real). */
+export interface BindAt {
+  source: string;
+  dest: string;
+}
 
 /** What one sandboxed agentctl may see and do. All paths absolute (and real: no symlinks). */
 export interface SandboxPlan {
-  /** The data dir: hidden entirely (a fresh empty tmpfs is mounted over it). */
+  /** Directories hidden entirely (a fresh empty tmpfs is mounted over each). */
   hide: readonly string[];
-  /** Bound read-write at the same path (the workspace, agentctl's state dir). */
+  /** Files hidden (`/dev/null` is bound over each: they read as nothing, or not at all). */
+  hideFiles: readonly string[];
+  /** Bound read-write at the same path (the workspace, agentctl's state dir, the private home). */
   writable: readonly string[];
-  /** Bound read-only at the same path after the hiding mounts (the agentctl bundle, node). */
+  /** Bound read-only at the same path (the agentctl start files, node, agent commands, exposed paths). */
   readOnly: readonly string[];
+  /** Bound read-only elsewhere (an exposed file of the user's home, at its place in the private home). */
+  readOnlyAt: readonly BindAt[];
   /** Share the host network (agents call model APIs); `false` adds `--unshare-net` (loopback only). */
   network: boolean;
   /** Working directory inside the sandbox. */
   cwd: string;
 }
 
+/** The mounts every sandbox starts with; binding one of them (or `/`) again would undo it. */
+const BASE = ['/', '/dev', '/proc', '/tmp'];
+
+const depth = (path: string): number => (path === '/' ? 0 : path.split('/').length - 1);
+
+type Mount = { kind: 'hide-dir' | 'hide-file' | 'bind' | 'ro-bind'; source: string; dest: string };
+
 /**
- * The bwrap options (before `--` and the command) for `plan`. Order matters: later mounts cover
- * earlier ones, so the hiding tmpfs mounts come after `/` and `/tmp`, and the writable and
- * read-only binds last.
+ * The bwrap options (before `--` and the command) for `plan`. Later mounts cover earlier ones, so
+ * after the base (`/` read-only, a fresh `/dev`, `/proc` and private `/tmp`) every mount is emitted
+ * parents first: the most specific path wins. A workspace, the private home or the agentctl bundle
+ * inside a hidden directory (the data dir defaults to ~/.local/share/berth) is bound after that
+ * directory's tmpfs, and bwrap creates its mount point inside the tmpfs; a hidden path inside a bound
+ * one (a kubeconfig in an exposed directory) is hidden again after the bind. A bind of exactly a
+ * hidden path, of `/` or of a base mount is dropped: it would uncover what is hidden.
  *
  * Deliberately absent:
  * - `--die-with-parent`: it would also kill bwrap when *its* parent dies, and that parent is
@@ -43,7 +80,7 @@ export interface SandboxPlan {
  *   when agentctl exits, and the kernel then kills every process left in the namespace, so the
  *   agent and anything it started die with their supervisor and none can escape by `setsid`.
  * - `--disable-userns`: agents may run their own nested sandboxes; mounts inherited by a nested
- *   namespace are locked, so they cannot uncover the hidden data dir.
+ *   namespace are locked, so they cannot uncover the hidden paths.
  *
  * `--cap-drop ALL` matters when Berth runs as root: bwrap keeps root's capabilities inside the
  * sandbox by default, and with CAP_SYS_ADMIN an agent could unmount the tmpfs that hides the data dir.
@@ -53,11 +90,24 @@ export function bwrapArgs(plan: SandboxPlan): string[] {
   if (!plan.network) args.push('--unshare-net');
   args.push('--new-session', '--cap-drop', 'ALL');
   args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp');
-  for (const dir of plan.hide) args.push('--tmpfs', dir);
-  for (const path of plan.writable) args.push('--bind', path, path);
-  // a bind of a parent would cover the hiding tmpfs again: never bind a hidden dir's ancestor
-  const uncovers = (path: string): boolean => plan.hide.some((h) => h === path || h.startsWith(path.endsWith('/') ? path : `${path}/`));
-  for (const path of plan.readOnly) if (!uncovers(path)) args.push('--ro-bind', path, path);
+  const hidden = new Set([...plan.hide, ...plan.hideFiles]);
+  const mounts: Mount[] = [
+    ...plan.hide.map((p): Mount => ({ kind: 'hide-dir', source: p, dest: p })),
+    ...plan.hideFiles.map((p): Mount => ({ kind: 'hide-file', source: '/dev/null', dest: p })),
+    ...plan.writable.map((p): Mount => ({ kind: 'bind', source: p, dest: p })),
+    ...plan.readOnly.map((p): Mount => ({ kind: 'ro-bind', source: p, dest: p })),
+    ...plan.readOnlyAt.map((b): Mount => ({ kind: 'ro-bind', source: b.source, dest: b.dest })),
+  ].filter((m) => !BASE.includes(m.dest) && (m.kind.startsWith('hide') || !hidden.has(m.dest)));
+  const seen = new Set<string>();
+  // stable: at one depth, hides keep their place before binds (they never share a path)
+  for (const m of mounts.map((m, i) => ({ m, i })).sort((a, b) => depth(a.m.dest) - depth(b.m.dest) || a.i - b.i).map((x) => x.m)) {
+    const key = `${m.kind} ${m.source} ${m.dest}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    if (m.kind === 'hide-dir') args.push('--tmpfs', m.dest);
+    else if (m.kind === 'hide-file') args.push('--ro-bind', '/dev/null', m.dest);
+    else args.push(m.kind === 'bind' ? '--bind' : '--ro-bind', m.source, m.dest);
+  }
   args.push('--chdir', plan.cwd);
   return args;
 }
@@ -116,10 +166,12 @@ export class SandboxUnavailableError extends Error {
  * `bubblewrap` that cannot work throws SandboxUnavailableError: a user who asked for confinement
  * never silently gets none.
  */
-export function resolveLaunchSandbox(opts: { mode: SandboxMode; network: boolean; hide: readonly string[]; readOnly: readonly string[] }): LaunchSandbox {
+export function resolveLaunchSandbox(
+  opts: { mode: SandboxMode } & Omit<Extract<LaunchSandbox, { kind: 'bubblewrap' }>, 'kind'>,
+): LaunchSandbox {
   if (opts.mode === 'none') return { kind: 'none', warning: null };
   const probe = probeBubblewrap();
-  if (probe.ok) return { kind: 'bubblewrap', network: opts.network, hide: opts.hide, readOnly: opts.readOnly };
+  if (probe.ok) return { kind: 'bubblewrap', network: opts.network, hide: opts.hide, readOnly: opts.readOnly, expose: opts.expose, homes: opts.homes };
   if (opts.mode === 'bubblewrap') throw new SandboxUnavailableError(probe.reason, probe.fix);
   return {
     kind: 'none',

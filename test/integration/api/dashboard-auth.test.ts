@@ -1,7 +1,7 @@
 /**
  * The dashboard's auth against a real API server (`startServe`, the real controller with the
  * local executor and the demo agent) on loopback with a temp data dir: one-time login codes, the
- * cookie with CSRF and Origin checks, the Host check, the shell upgrade, `/api/v1/events` and the
+ * cookie with CSRF and Origin checks (the route-by-route sweep is in dashboard-cookie-alone.test.ts), the Host check, the shell upgrade, `/api/v1/events` and the
  * static app's headers. The server's log is captured to check that no secret ends up in it.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -87,10 +87,10 @@ describe('dashboard auth on a real API server', () => {
     });
     expect(res.status).toBe(200);
     const setCookie = res.headers.get('set-cookie') ?? '';
-    expect(setCookie).toMatch(/^berth_session=[A-Za-z0-9_-]+; HttpOnly; SameSite=Strict; Path=\/$/);
+    expect(setCookie).toMatch(/^berth_session_[0-9a-f]{12}=[A-Za-z0-9_-]+; HttpOnly; SameSite=Strict; Path=\/$/);
     const cookie = setCookie.split(';')[0] ?? '';
     const { csrf } = (await res.json()) as { csrf: string };
-    secrets.push(cookie.slice('berth_session='.length), csrf);
+    secrets.push(cookie.slice(cookie.indexOf('=') + 1), csrf);
     return { cookie, csrf };
   }
 
@@ -128,24 +128,29 @@ describe('dashboard auth on a real API server', () => {
     expect((await fetch(`${base}/api/v1/dashboard/codes`, { method: 'POST' })).status).toBe(401);
   });
 
-  it('lets the cookie GET, and tells its CSRF token', async () => {
+  it('lets the cookie GET only with its CSRF token, and never tells the token again', async () => {
     const { cookie, csrf } = await login();
-    const list = await fetch(`${base}/api/v1/sessions`, { headers: { cookie } });
+    const list = await fetch(`${base}/api/v1/sessions`, { headers: { cookie, 'x-berth-csrf': csrf } });
     expect(list.status).toBe(200);
     expect(await list.json()).toHaveProperty('sessions');
-    const session = await fetch(`${base}/api/v1/dashboard/session`, { headers: { cookie } });
-    expect(await session.json()).toEqual({ csrf });
+    expect((await fetch(`${base}/api/v1/sessions`, { headers: { cookie } })).status).toBe(401);
+    const session = await fetch(`${base}/api/v1/dashboard/session`, { headers: { cookie, 'x-berth-csrf': csrf } });
+    expect(await session.json()).toEqual({ loggedIn: true });
+    const alone = await fetch(`${base}/api/v1/dashboard/session`, { headers: { cookie } });
+    expect(alone.status).toBe(401);
+    expect(await alone.text()).not.toContain(csrf);
     expect((await fetch(`${base}/api/v1/dashboard/session`)).status).toBe(401);
-    expect((await fetch(`${base}/api/v1/sessions`, { headers: { cookie: 'berth_session=forged' } })).status).toBe(401);
+    const name = cookie.slice(0, cookie.indexOf('='));
+    expect((await fetch(`${base}/api/v1/sessions`, { headers: { cookie: `${name}=forged`, 'x-berth-csrf': csrf } })).status).toBe(401);
   });
 
   it('refuses a cookie POST without the CSRF token or the Origin, and accepts it with both', async () => {
     const { cookie, csrf } = await login();
     const stop = (headers: Record<string, string>): Promise<Response> => fetch(`${base}/api/v1/sessions/nope/stop`, { method: 'POST', headers: { cookie, ...headers } });
     const noCsrf = await stop({ origin: base });
-    expect(noCsrf.status).toBe(403);
-    expect(await noCsrf.json()).toMatchObject({ error: { code: 'forbidden', message: expect.stringContaining('x-berth-csrf') } });
-    expect((await stop({ origin: base, 'x-berth-csrf': 'wrong' })).status).toBe(403);
+    expect(noCsrf.status).toBe(401);
+    expect(await noCsrf.json()).toMatchObject({ error: { code: 'unauthorized', message: expect.stringContaining('x-berth-csrf') } });
+    expect((await stop({ origin: base, 'x-berth-csrf': 'wrong' })).status).toBe(401);
     expect((await stop({ 'x-berth-csrf': csrf })).status).toBe(403);
     // Past the checks: the route itself answers (no such session).
     expect((await stop({ origin: base, 'x-berth-csrf': csrf })).status).toBe(404);
@@ -153,7 +158,7 @@ describe('dashboard auth on a real API server', () => {
 
   it('refuses a cookie request from a foreign Origin, GET included', async () => {
     const { cookie, csrf } = await login();
-    const get = await fetch(`${base}/api/v1/sessions`, { headers: { cookie, origin: 'http://evil.example' } });
+    const get = await fetch(`${base}/api/v1/sessions`, { headers: { cookie, origin: 'http://evil.example', 'x-berth-csrf': csrf } });
     expect(get.status).toBe(403);
     expect(await get.json()).toMatchObject({ error: { code: 'forbidden', message: expect.stringContaining('http://evil.example') } });
     const post = await fetch(`${base}/api/v1/sessions/nope/stop`, { method: 'POST', headers: { cookie, origin: 'http://evil.example', 'x-berth-csrf': csrf } });
@@ -166,8 +171,8 @@ describe('dashboard auth on a real API server', () => {
     const { cookie, csrf } = await login();
     const out = await fetch(`${base}/api/v1/dashboard/logout`, { method: 'POST', headers: { cookie, origin: base, 'x-berth-csrf': csrf } });
     expect(out.status).toBe(204);
-    expect(out.headers.get('set-cookie')).toMatch(/^berth_session=;.*Max-Age=0/);
-    expect((await fetch(`${base}/api/v1/sessions`, { headers: { cookie } })).status).toBe(401);
+    expect(out.headers.get('set-cookie')).toMatch(/^berth_session_[0-9a-f]{12}=;.*Max-Age=0/);
+    expect((await fetch(`${base}/api/v1/sessions`, { headers: { cookie, 'x-berth-csrf': csrf } })).status).toBe(401);
   });
 
   it('refuses a foreign Host header on API, static and health requests', async () => {
@@ -191,11 +196,11 @@ describe('dashboard auth on a real API server', () => {
   });
 
   it('refuses a shell WebSocket upgrade with the cookie from a foreign Origin (and a foreign Host)', async () => {
-    const { cookie } = await login();
-    const url = `${base.replace('http', 'ws')}/api/v1/sessions/nope/shell`;
-    const upgrade = (headers: Record<string, string>): Promise<number> =>
+    const { cookie, csrf } = await login();
+    const url = `${base.replace('http', 'ws')}/api/v1/sessions/nope/shell?csrf=${encodeURIComponent(csrf)}`;
+    const upgrade = (headers: Record<string, string>, at = url): Promise<number> =>
       new Promise((resolve) => {
-        const ws = new WebSocket(url, { headers });
+        const ws = new WebSocket(at, { headers });
         ws.on('unexpected-response', (_req, res) => {
           resolve(res.statusCode ?? 0);
           ws.terminate();
@@ -209,7 +214,9 @@ describe('dashboard auth on a real API server', () => {
     expect(await upgrade({ cookie, origin: 'http://evil.example' })).toBe(403);
     expect(await upgrade({ cookie })).toBe(403);
     expect(await upgrade({ authorization: `Bearer ${token}`, host: 'rebind.example' })).toBe(403);
-    // With its own Origin the cookie gets the socket (the shell then reports the unknown session).
+    // Without its CSRF token the cookie gets nothing, even from its own Origin.
+    expect(await upgrade({ cookie, origin: base }, url.replace(/\?.*/, ''))).toBe(401);
+    // With its own Origin and the token the cookie gets the socket (the shell then reports the unknown session).
     expect(await upgrade({ cookie, origin: base })).toBe(101);
   });
 
@@ -220,12 +227,11 @@ describe('dashboard auth on a real API server', () => {
     expect(options.targets).toContainEqual({ name: 'local', type: 'local', kind: 'executor' });
   });
 
-  it('works with the typed client in cookie mode (no token; CSRF learned from the session)', async () => {
-    const { cookie } = await login();
+  it('works with the typed client in cookie mode (no token; the CSRF token from the login)', async () => {
+    const { cookie, csrf } = await login();
     const cookieFetch: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), cookie, origin: base } });
-    const browser = new BerthClient({ baseUrl: base, token: null, fetch: cookieFetch });
-    const { csrf } = await browser.dashboardSession();
-    expect(csrf).not.toBe('');
+    const browser = new BerthClient({ baseUrl: base, token: null, csrf, fetch: cookieFetch });
+    expect(await browser.dashboardSession()).toEqual({ loggedIn: true });
     expect(await browser.list()).toEqual(await bearer.list());
     await expect(browser.stop('nope')).rejects.toMatchObject({ status: 404 });
   });
@@ -235,10 +241,10 @@ describe('dashboard auth on a real API server', () => {
     const pre = await bearer.launch({ repository: { path: repo }, agent: 'demo', env: FAST_AGENT_ENV, name: 'dash-pre' });
     for await (const e of bearer.events(pre.id)) if (e.type === 'state' && e.state !== 'launching') break;
 
-    const { cookie } = await login();
+    const { cookie, csrf } = await login();
     const abort = new AbortController();
     const cookieFetch: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), cookie } });
-    const browser = new BerthClient({ baseUrl: base, token: null, fetch: cookieFetch });
+    const browser = new BerthClient({ baseUrl: base, token: null, csrf, fetch: cookieFetch });
     const seen: SessionEvent[] = [];
     let wake: () => void = () => undefined;
     const reading = (async () => {

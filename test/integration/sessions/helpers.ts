@@ -43,8 +43,8 @@ export function makeRepo(parent: string, name: string, marker: string): string {
 }
 
 /** Config with the built-in defaults plus test agents. */
-export function testConfig(extraAgents: Record<string, { command: string[] }> = {}) {
-  return resolveConfig({ agents: extraAgents }, { source: null, installRoot: findInstallRoot(join(ROOT, 'src', 'config')) });
+export function testConfig(extraAgents: Record<string, { command: string[] }> = {}, raw: Record<string, unknown> = {}) {
+  return resolveConfig({ ...raw, agents: extraAgents }, { source: null, installRoot: findInstallRoot(join(ROOT, 'src', 'config')) });
 }
 
 export async function startController(dataDir: string, agentctlPath: string, extraAgents: Record<string, { command: string[] }> = {}): Promise<Controller> {

@@ -55,7 +55,7 @@ describe('local session isolation', () => {
     // in the controller's own environment, as with `MY_SECRET=x berth serve`
     process.env.MY_SECRET = LEAKED;
     process.env.OK_SECRET = APPROVED;
-    c = await createController({ dataDir, agentctlPath: agentctlBundle(work), config: testConfig({ sleeper: { command: ['sh', '-c', 'echo agent started; exec sleep 600'] } }), env: { ...process.env } });
+    c = await createController({ dataDir, agentctlPath: agentctlBundle(work), config: testConfig({ sleeper: { command: ['sh', '-c', 'echo agent started; exec sleep 600'] } }, { executors: { local: { type: 'local', secret_env: ['OK_SECRET'] } } }), env: { ...process.env } });
     await c.recover();
     const repo = makeRepo(work, 'repo', 'isolation');
     a = (await c.launch({ repository: { path: repo }, agent: 'sleeper', secretEnv: ['OK_SECRET'] })).id;

@@ -1,8 +1,9 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Controller, SessionEvent } from '../../../src/controller/index.js';
 import { SessionNotFoundError, SessionStateError } from '../../../src/controller/index.js';
+import { decodeLocalMetadata } from '../../../src/executors/local/metadata.js';
 import { InventoryStore } from '../../../src/inventory/index.js';
 import {
   agentctlBundle,
@@ -106,7 +107,7 @@ describe('Sessions on the local executor: launch → output → exec → files �
     await expect(c.exec(launched.id, ['true'])).rejects.toBeInstanceOf(SessionStateError);
     expect((await c.stop(launched.id)).state, 'stop is idempotent').toBe('stopped');
 
-    // resume: agentctl restarted with the recorded nonce; the agent starts again in the same workspace
+    // resume: agentctl restarted with a fresh nonce; the agent starts again in the same workspace
     const resumed = await c.resume(launched.id);
     expect(resumed.error).toBeNull();
     expect(resumed.state).toBe('ready');
@@ -144,7 +145,6 @@ describe('Sessions on the local executor: launch → output → exec → files �
       const token = store.revealSecret(row.secretRefs.AGENTCTL_AUTH_TOKEN!);
       const nonce = store.revealSecret(row.secretRefs.AGENTCTL_BOOTSTRAP_NONCE!);
       expect(nonce).toMatch(/^[0-9a-f]{64}$/);
-      const { readFileSync } = await import('node:fs');
       for (const f of ['berth.db', 'berth.db-wal']) {
         const path = join(dataDir, 'state', f);
         if (!existsSync(path)) continue;
@@ -153,6 +153,13 @@ describe('Sessions on the local executor: launch → output → exec → files �
         expect(raw).not.toContain(nonce);
       }
       expect(JSON.stringify(row.metadata)).not.toContain(token);
+      // nor where an agent could read it: agentctl's environment, or the nonce file it was given
+      const meta = decodeLocalMetadata(row.metadata);
+      expect(meta.agentctlPid).not.toBeNull();
+      const environ = readFileSync(`/proc/${meta.agentctlPid}/environ`, 'latin1');
+      expect(environ).toContain('AGENTCTL_BOOTSTRAP_NONCE_FILE=');
+      expect(environ).not.toContain(nonce);
+      expect(existsSync(join(meta.sessionDir, 'agentctl-state', '.bootstrap-nonce')), 'agentctl removed its nonce file').toBe(false);
     } finally {
       store.close();
     }

@@ -6,7 +6,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InventoryStore } from '../../../src/inventory/index.js';
@@ -39,6 +39,9 @@ describe('repository URL credentials and --secret-env', () => {
     const src = makeRepo(work, 'src', 'creds-marker');
     execFileSync('git', ['clone', '-q', '--bare', src, join(work, 'served', 'repo.git')], { stdio: 'ignore' });
     git = await startGitHttpServer(join(work, 'served'), { user: 'user', password: SECRET });
+    // the secrets a launch may name are approved in berth.yaml (one of them is never set)
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(join(dataDir, 'berth.yaml'), 'executors:\n  local:\n    type: local\n    secret_env: [BERTH_IT_SECRET_VALUE, BERTH_IT_NOT_SET_ANYWHERE]\n');
     const started = await startServeProcess(dataDir, [], { BERTH_LOG_LEVEL: 'debug', BERTH_IT_SECRET_VALUE: SECRET_ENV_VALUE });
     serve = started.child;
     serveOutput = started.output;
@@ -157,7 +160,7 @@ describe('repository URL credentials and --secret-env', () => {
     expect((await runCli(['rm', id], { dataDir })).code).toBe(0);
   });
 
-  it('names secretEnv.NAME when the controller does not have the variable', async () => {
+  it('names secretEnv.NAME when the controller does not have an approved variable', async () => {
     const r = await runCli(['launch', '--repo', url(SECRET), '--secret-env', 'BERTH_IT_NOT_SET_ANYWHERE'], { dataDir });
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('secretEnv.BERTH_IT_NOT_SET_ANYWHERE: is not set in the controller environment');

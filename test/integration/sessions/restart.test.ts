@@ -41,7 +41,7 @@ describe('Controller restart with sessions running', () => {
 
   afterAll(() => teardownController(c, dataDir, work, 'no agentctl or agent process may outlive its session'));
 
-  it('reconnects to a running agentctl, replays the output and does not start the agent twice; revives a dead agentctl with the recorded nonce', async () => {
+  it('reconnects to a running agentctl, replays the output and does not start the agent twice; revives a dead agentctl with a fresh nonce', async () => {
     const a = await c.launch({ repository: { path: makeRepo(work, 'a', 'marker-a') }, env: FAST_AGENT_ENV });
     const b = await c.launch({ repository: { path: makeRepo(work, 'b', 'marker-b') }, env: FAST_AGENT_ENV });
     expect((await c.waitUntilSettled(a.id)).state).toBe('ready');
@@ -77,7 +77,7 @@ describe('Controller restart with sessions running', () => {
     await c.sendInput(a.id, 'after restart\n');
     await waitForOutput(c, a.id, /you said: after restart/);
 
-    // B: agentctl restarted with the recorded nonce, the instance re-created with the same id; the
+    // B: agentctl restarted with a fresh nonce, the instance re-created with the same id; the
     // agent died with the old agentctl: it is reported lost and NOT re-run by itself (issue 7 item 4)
     const newPidB = recordedAgentctlPid(dataDir, b.id);
     expect(newPidB).not.toBe(pidB);

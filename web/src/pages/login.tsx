@@ -18,6 +18,7 @@ export function LoginPage(props: { error?: string }): JSX.Element {
         It prints a link (valid for 5 minutes, usable once) that logs this browser in. Add <code>--open</code> to open it
         directly. Berth must be running (<code>berth serve</code>).
       </p>
+      <p class="muted">A login holds for the browser tab it was opened in (reloads included); another tab needs a link of its own.</p>
     </section>
   );
 }

@@ -28,7 +28,7 @@ describe.each(SHELLS)('the whole bootstrap with %s', (_label, shell) => {
     git('commit', '-q', '-m', 'init');
     const bundle = execFileSync('git', ['bundle', 'create', '-', '--all'], { cwd: src, env: { ...process.env, ...GIT_ENV }, stdio: ['ignore', 'pipe', 'ignore'] });
 
-    const agentctl = Buffer.from('#!/bin/sh\necho "agentctl nonce=$AGENTCTL_BOOTSTRAP_NONCE state=$AGENTCTL_STATE_DIR"\n');
+    const agentctl = Buffer.from('#!/bin/sh\necho "agentctl nonce=$(cat "$AGENTCTL_BOOTSTRAP_NONCE_FILE") env=${AGENTCTL_BOOTSTRAP_NONCE:-none} state=$AGENTCTL_STATE_DIR"\n');
     const plans = bootstrapPlans({
       identity: IDENTITY,
       flavor: 'sea',
@@ -53,7 +53,9 @@ describe.each(SHELLS)('the whole bootstrap with %s', (_label, shell) => {
 
     const r = runSh(shell, startScript(p), { env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: '1' } });
     expect(r.stderr).toBe('');
-    expect(r.stdout).toBe(`agentctl nonce=${NONCE} state=${p.agentctlStateDir}\n`);
+    expect(r.stdout, 'the nonce reaches agentctl in its file, in no environment').toBe(`agentctl nonce=${NONCE} env=none state=${p.agentctlStateDir}\n`);
+    expect(readFileSync(p.authEnv, 'utf8')).not.toContain(NONCE);
+    expect(statSync(p.nonceFile).mode & 0o777).toBe(0o600);
     expect(readFileSync(join(p.workspace, 'app.txt'), 'utf8')).toBe('app\n');
     expect(readFileSync(join(p.workspace, '.setup-ran'), 'utf8')).toBe('ready\n');
     expect(existsSync(p.repoBundle)).toBe(false);
@@ -80,8 +82,8 @@ describe.each(SHELLS)('the whole bootstrap with %s', (_label, shell) => {
     const r = runSh(shell, up.script, { input: Buffer.concat(up.stdin) });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
-    // the one stdout line: the controller starts connecting when it reads it
-    expect(r.stdout).toBe(`${AGENTCTL_STARTING_LINE}\n`);
+    // the controller starts connecting when it reads the marker line, and follows prepare.sh's steps
+    expect(r.stdout).toBe(`${AGENTCTL_STARTING_LINE}\nberth: step setup_script\n`);
     // prepare.sh ran during the exec, after the marker: the workspace is ready when it returns.
     expect(existsSync(p.preparedMarker)).toBe(true);
     expect(readFileSync(p.prepareLog, 'utf8')).toContain(`setup HOME=${p.home}`);

@@ -5,7 +5,7 @@
  * @module
  */
 import type { RepositoryCredentials } from '../../executor.js';
-import { authEnv, runtimeEnv, serializeEnvFile, type AgentctlFlavor } from './env-file.js';
+import { authEnv, nonceFileContent, runtimeEnv, serializeEnvFile, type AgentctlFlavor } from './env-file.js';
 import { gitCredentialFile, gitCredentialHelperScript } from './git-credentials.js';
 import type { ResourceIdentity } from './identity.js';
 import { bootstrapPaths, type BootstrapPaths } from './paths.js';
@@ -47,7 +47,7 @@ export const EXIT_UPLOAD_PREPARE_FAILED = 75;
 export interface BootstrapInput {
   identity: ResourceIdentity;
   flavor: AgentctlFlavor;
-  /** agentctl's one-shot nonce (recorded; re-used for a replacement Pod). */
+  /** agentctl's one-shot nonce (a fresh one per Pod), written to its own file, which agentctl removes. */
   bootstrapNonce: string;
   /** prepare.sh, from {@link prepareScript}. */
   prepareScript: string;
@@ -85,7 +85,8 @@ export function bootstrapPlans(input: BootstrapInput): UploadPlan[] {
   const text = (s: string): Uint8Array => Buffer.from(s, 'utf8');
   const files: UploadFile[] = [
     { path: p.runtimeEnv, mode: 0o600, data: text(serializeEnvFile(runtimeEnv(input.identity, input.flavor, p, input.passEnv ?? []))) },
-    { path: p.authEnv, mode: 0o600, data: text(serializeEnvFile(authEnv(input.bootstrapNonce, p))) },
+    { path: p.authEnv, mode: 0o600, data: text(serializeEnvFile(authEnv(p))) },
+    { path: p.nonceFile, mode: 0o600, data: text(nonceFileContent(input.bootstrapNonce)) },
     { path: p.prepareScript, mode: 0o700, data: text(input.prepareScript) },
   ];
   if (input.repositoryCredentials) {
@@ -105,7 +106,7 @@ export function bootstrapPlans(input: BootstrapInput): UploadPlan[] {
     files,
     tail: agentctl,
     marker: p.startMarker,
-    afterMarker: [`echo ${shQuote(AGENTCTL_STARTING_LINE)}`, ...(input.waitForPrepare === true ? prepareLines(p, EXIT_UPLOAD_PREPARE_FAILED, 40) : [])],
+    afterMarker: [`echo ${shQuote(AGENTCTL_STARTING_LINE)}`, ...(input.waitForPrepare === true ? prepareLines(p, EXIT_UPLOAD_PREPARE_FAILED, 40, { stepsToStdout: true }) : [])],
   };
   if (!input.repoBundle) return [main];
   return [{ roots, files: [], tail: { path: p.repoBundle, mode: 0o600, data: input.repoBundle } }, main];

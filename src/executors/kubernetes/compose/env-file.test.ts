@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AGENTCTL_STATE_DIR, PATH } from '../constants.js';
-import { authEnv, runtimeEnv, serializeEnvFile } from './env-file.js';
+import { authEnv, nonceFileContent, runtimeEnv, serializeEnvFile } from './env-file.js';
 import { ComposeFieldError } from './errors.js';
 import { bootstrapPaths } from './paths.js';
 import { IDENTITY, runSh, SHELLS } from './testing.js';
@@ -50,6 +50,7 @@ describe('runtimeEnv and authEnv', () => {
       AGENTCTL_PORT: '8765',
       AGENTCTL_INSTANCE_PORTS: '41001-41100',
       AGENTCTL_STATE_DIR: AGENTCTL_STATE_DIR,
+      AGENTCTL_BOOTSTRAP_NONCE_FILE: '/run/berth/nonce',
       BERTH_SESSION_ID: 'ses-1',
       BERTH_INSTANCE_ID: 'instance-1',
       BERTH_WORKSPACE: '/workspace',
@@ -58,9 +59,10 @@ describe('runtimeEnv and authEnv', () => {
     expect(AGENTCTL_STATE_DIR.startsWith(`${PATH.workspace}/`)).toBe(true);
   });
 
-  it('keeps the nonce out of runtime.env and puts it with HOME in auth.env', () => {
-    const nonce = 'ab'.repeat(32);
-    expect(JSON.stringify(runtimeEnv(IDENTITY, 'bundle', bootstrapPaths()))).not.toContain(nonce);
-    expect(authEnv(nonce, bootstrapPaths())).toEqual({ AGENTCTL_BOOTSTRAP_NONCE: nonce, HOME: '/run/berth/home' });
+  it('keeps the nonce out of both env files: runtime.env names its file, auth.env holds HOME only', () => {
+    expect(runtimeEnv(IDENTITY, 'bundle', bootstrapPaths())).toMatchObject({ AGENTCTL_BOOTSTRAP_NONCE_FILE: '/run/berth/nonce' });
+    expect(authEnv(bootstrapPaths())).toEqual({ HOME: '/run/berth/home' });
+    expect(nonceFileContent('ab'.repeat(32))).toBe(`${'ab'.repeat(32)}\n`);
+    expect(() => nonceFileContent("x'; rm -rf /; '")).toThrow(ComposeFieldError);
   });
 });

@@ -1,6 +1,8 @@
 /**
  * runtime.env and auth.env (spec §5.4): `KEY='value'` lines the start command sources with
  * auto-export on. runtime.env holds nothing secret; auth.env lives on the memory-backed volume only.
+ * The bootstrap nonce is in neither: it is a file of its own that agentctl removes once read, so
+ * it is in no process's environment (agentctl is PID 1 of the container).
  * @module
  */
 import { ENV } from '../../../protocol/index.js';
@@ -43,6 +45,7 @@ export function runtimeEnv(identity: ResourceIdentity, flavor: AgentctlFlavor, p
     // On the workspace volume: process records and output survive a replaced Pod (and `berth logs`
     // of a stopped session can read them). Same directory agentctl would pick by default.
     [ENV.stateDir]: paths.agentctlStateDir,
+    [ENV.bootstrapNonceFile]: paths.nonceFile,
     [BERTH_ENV.sessionId]: identity.sessionId,
     [BERTH_ENV.instanceId]: identity.instanceId,
     [BERTH_ENV.workspace]: paths.workspace,
@@ -51,9 +54,15 @@ export function runtimeEnv(identity: ResourceIdentity, flavor: AgentctlFlavor, p
 }
 
 /**
- * The secret environment of agentctl's start: the one-shot bootstrap nonce and the private HOME.
- * Nothing else is needed there: per-process secrets travel in the agentctl instance create.
+ * The private environment of agentctl's start: the private HOME. Nothing else is needed there:
+ * per-process secrets travel in the agentctl instance create, the nonce in its own file.
  */
-export function authEnv(bootstrapNonce: string, paths: BootstrapPaths): Record<string, string> {
-  return { [ENV.bootstrapNonce]: bootstrapNonce, HOME: paths.home };
+export function authEnv(paths: BootstrapPaths): Record<string, string> {
+  return { HOME: paths.home };
+}
+
+/** The content of the nonce file (see `ENV.bootstrapNonceFile`). */
+export function nonceFileContent(bootstrapNonce: string): string {
+  if (!/^[A-Za-z0-9_-]{16,512}$/.test(bootstrapNonce)) throw new ComposeFieldError('bootstrapNonce', 'must be 16-512 letters, digits, - or _');
+  return `${bootstrapNonce}\n`;
 }

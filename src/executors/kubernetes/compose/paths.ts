@@ -21,6 +21,7 @@ export interface BootstrapPaths extends BootstrapRoots {
   agentctlLauncher: string;
   runtimeEnv: string;
   authEnv: string;
+  nonceFile: string;
   prepareScript: string;
   prepareLog: string;
   prepareFailed: string;
@@ -67,6 +68,7 @@ export function bootstrapPaths(roots: BootstrapRoots = DEFAULT_ROOTS): Bootstrap
     repoBundle: runtime(PATH.repoBundle),
     gitCredentialHelper: runtime(PATH.gitCredentialHelper),
     authEnv: auth(PATH.authEnv),
+    nonceFile: auth(PATH.nonceFile),
     home: auth(PATH.home),
     gitCredentials: auth(PATH.gitCredentials),
     agentctlStateDir: rebase(AGENTCTL_STATE_DIR, PATH.workspace, roots.workspace),

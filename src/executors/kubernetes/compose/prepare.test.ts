@@ -49,6 +49,18 @@ describe.each(SHELLS)('prepareScript with %s', (_label, shell) => {
   const run = (p: BootstrapPaths, input: Omit<PrepareInput, 'paths'>, extraEnv: Record<string, string> = {}) =>
     runSh(shell, prepareScript({ ...input, paths: p }), { env: { PATH: process.env.PATH, HOME: p.home, GIT_CONFIG_NOSYSTEM: '1', ...extraEnv }, cwd: p.runtimeDir });
 
+  it('announces each step on fd 3 and ends a setup script that outlives its limit, naming it', () => {
+    const { paths: p } = roots();
+    const script = prepareScript({ source: { kind: 'url', url: `file://${bare}` }, setupScript: 'sleep 30', limits: { cloneSeconds: 60, setupScriptSeconds: 1 }, paths: p });
+    const r = runSh(shell, `exec 3>&1\n${script}`, { env: { PATH: process.env.PATH, HOME: p.home, GIT_CONFIG_NOSYSTEM: '1' }, cwd: p.runtimeDir });
+    expect(r.stdout).toContain('berth: step clone\n');
+    expect(r.stdout).toContain('berth: step setup_script\n');
+    expect(r.status, 'a setup script past its limit fails prepare.sh').not.toBe(0);
+    expect(r.stderr).toContain('berth prepare: setup_script did not finish within 1 s');
+    // the clone itself is complete: a retry of the setup script keeps it
+    expect(existsSync(join(p.workspace, '.git'))).toBe(true);
+  });
+
   it('clones a URL (with its branch) into the workspace once, runs the setup script, and keeps the checkout after', () => {
     const { paths: p } = roots();
     const input = { source: { kind: 'url' as const, url: `file://${bare}`, branch: 'feature' }, setupScript: 'echo setup >>"$PWD/../setup-runs"' };

@@ -26,7 +26,22 @@ export interface PrepareInput {
   /** The profile's `setup_script`; runs in /workspace under `sh -e` right after the clone. */
   setupScript: string;
   paths?: BootstrapPaths;
+  /**
+   * In-Pod limits (seconds) of the clone and the setup script, enforced with `timeout` where the
+   * image has one: a backstop for when the controller, which enforces the budgets itself, is gone.
+   */
+  limits?: { cloneSeconds: number; setupScriptSeconds: number };
 }
+
+/**
+ * What prepare.sh prints on file descriptor 3 as each step starts (`berth: step clone`,
+ * `berth: step setup_script`); the bootstrap exec passes it to the controller as its stdout.
+ */
+export const PREPARE_STEP_PREFIX = 'berth: step ';
+export type PrepareStep = 'clone' | 'setup_script';
+
+/** Exit statuses of a command ended by `timeout` (GNU: 124; busybox: the signal's 128+N). */
+const TIMED_OUT_STATUSES = '124|137|143';
 
 /** Builds prepare.sh. Every data value is single-quoted. */
 export function prepareScript(input: PrepareInput): string {
@@ -46,6 +61,13 @@ export function prepareScript(input: PrepareInput): string {
     'clone_tmp="$state/berth-clone"',
     'export GIT_TERMINAL_PROMPT=0',
     'fail() { echo "berth prepare: $*" >&2; exit 1; }',
+    // fd 3 is the bootstrap exec's stdout (see prepareLines); without one the line goes nowhere
+    `step() { { echo "${PREPARE_STEP_PREFIX}$1" >&3; } 2>/dev/null || :; }`,
+    // `timeout SECS CMD` works in GNU coreutils and busybox alike; an image without it runs unlimited
+    'lim=',
+    'if command -v timeout >/dev/null 2>&1 && timeout 5 true >/dev/null 2>&1; then lim=1; fi',
+    'limited() { secs=$1; shift; if [ -n "$lim" ]; then timeout "$secs" "$@"; else "$@"; fi; }',
+    `over() { case "$1" in ${TIMED_OUT_STATUSES}) [ -z "$lim" ] || fail "$2 did not finish within $3 s";; esac; exit "$1"; }`,
     // Entries of the workspace other than lost+found (a fresh ext4 volume) and agentctl's state.
     'each_entry() { for e in "$1"/* "$1"/.[!.]* "$1"/..?*; do if [ -e "$e" ] || [ -L "$e" ]; then case "${e##*/}" in lost+found|.agentctl) ;; *) "$2" "$e" || return 1 ;; esac; fi; done; }',
     'not_empty() { return 1; }',
@@ -75,7 +97,8 @@ export function prepareScript(input: PrepareInput): string {
       '  has_git || fail "git is not installed in the image; it is needed to clone the repository"',
       '  : >"$incomplete"',
       '  rm -rf "$clone_tmp"',
-      ...cloneLines(source, branch, p),
+      '  step clone',
+      ...cloneLines(source, branch, p, input.limits?.cloneSeconds),
       // The setup-pending marker exists before .git appears: a failed setup is retried, not skipped.
       '  : >"$pending"',
       '  move() { [ "${1##*/}" = .git ] || mv -f "$1" "$ws/"; }',
@@ -93,19 +116,23 @@ export function prepareScript(input: PrepareInput): string {
   lines.push(`rm -f ${q(p.gitCredentials)} ${q(p.repoBundle)}`);
   lines.push('if [ -e "$pending" ]; then');
   if (input.setupScript.trim() !== '') {
-    lines.push('  echo "berth prepare: running the setup script"', `  (cd "$ws" && sh -e -c ${q(input.setupScript)})`);
+    const secs = input.limits?.setupScriptSeconds;
+    const run = secs === undefined ? `sh -e -c ${q(input.setupScript)}` : `limited ${secs} sh -e -c ${q(input.setupScript)}`;
+    lines.push('  echo "berth prepare: running the setup script"', '  step setup_script', `  (cd "$ws" && ${run}) || over $? setup_script ${secs ?? 0}`);
   }
   lines.push('  rm -f "$pending"', 'fi', '');
   return lines.join('\n');
 }
 
-function cloneLines(source: Exclude<RepositorySource, { kind: 'none' }>, branch: string | null, p: BootstrapPaths): string[] {
+function cloneLines(source: Exclude<RepositorySource, { kind: 'none' }>, branch: string | null, p: BootstrapPaths, secs: number | undefined): string[] {
   const q = shQuote;
   const branchArg = branch === null ? '' : ` --branch ${q(branch)}`;
+  const limit = secs === undefined ? '' : `limited ${secs} `;
+  const over = secs === undefined ? '' : ` || over $? clone ${secs}`;
   if (source.kind === 'bundle') {
     return [
       `  [ -f ${q(p.repoBundle)} ] || fail "the repository bundle was not uploaded"`,
-      `  git clone -q${branchArg} -- ${q(p.repoBundle)} "$clone_tmp"`,
+      `  ${limit}git clone -q${branchArg} -- ${q(p.repoBundle)} "$clone_tmp"${over}`,
       source.originUrl ? `  git -C "$clone_tmp" remote set-url origin ${q(source.originUrl)}` : '  git -C "$clone_tmp" remote remove origin',
     ];
   }
@@ -118,5 +145,5 @@ function cloneLines(source: Exclude<RepositorySource, { kind: 'none' }>, branch:
   } else if (/^[a-z][a-z0-9+.-]*:\/\/[^/]*@/i.test(source.url) && !source.url.startsWith('ssh://')) {
     throw new ComposeFieldError('repository.url', 'must not carry credentials (they are passed separately)');
   }
-  return [`  git${helper} clone -q${branchArg} -- ${q(source.url)} "$clone_tmp"`];
+  return [`  ${limit}git${helper} clone -q${branchArg} -- ${q(source.url)} "$clone_tmp"${over}`];
 }

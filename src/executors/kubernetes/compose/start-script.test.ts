@@ -17,12 +17,13 @@ function bootstrapped(flavor: AgentctlFlavor, prepare: string): BootstrapPaths {
   dirs.push(t.dir);
   const p = t.paths;
   writeFileSync(p.runtimeEnv, serializeEnvFile(runtimeEnv(IDENTITY, flavor, p)));
-  writeFileSync(p.authEnv, serializeEnvFile(authEnv(NONCE, p)));
+  writeFileSync(p.authEnv, serializeEnvFile(authEnv(p)));
+  writeFileSync(p.nonceFile, `${NONCE}\n`);
   writeFileSync(p.prepareScript, prepare);
   // Stand-ins for agentctl: print what the real one would read, and how it was started.
-  writeFileSync(p.agentctl, '#!/bin/sh\necho "sea nonce=$AGENTCTL_BOOTSTRAP_NONCE home=$HOME session=$BERTH_SESSION_ID"\n');
+  writeFileSync(p.agentctl, '#!/bin/sh\necho "sea nonce=$(cat "$AGENTCTL_BOOTSTRAP_NONCE_FILE") env=${AGENTCTL_BOOTSTRAP_NONCE:-none} home=$HOME session=$BERTH_SESSION_ID"\n');
   chmodSync(p.agentctl, 0o755);
-  writeFileSync(p.agentctlBundle, 'console.log(`bundle nonce=${process.env.AGENTCTL_BOOTSTRAP_NONCE} port=${process.env.AGENTCTL_PORT}`)\n');
+  writeFileSync(p.agentctlBundle, 'console.log(`bundle nonce=${require("fs").readFileSync(process.env.AGENTCTL_BOOTSTRAP_NONCE_FILE, "utf8").trim()} port=${process.env.AGENTCTL_PORT}`)\n');
   return p;
 }
 
@@ -40,7 +41,7 @@ describe.each(SHELLS)('startScript with %s', (_label, shell) => {
     expect(existsSync(`${p.workspace}/count`)).toBe(false);
     writeFileSync(p.startMarker, '');
     expect(await exited).toBe(0);
-    expect(out).toBe(`sea nonce=${NONCE} home=${p.home} session=ses-1\n`);
+    expect(out, 'the nonce is in its file, in no environment').toBe(`sea nonce=${NONCE} env=none home=${p.home} session=ses-1\n`);
     expect(readFileSync(p.prepareLog, 'utf8')).toBe(`prepare saw HOME=${p.home}\n`);
     expect(existsSync(p.preparedMarker)).toBe(true);
 

@@ -22,8 +22,9 @@ export const EXIT_PREPARE_FAILED = 65;
  * prepare.failed, the log's last `tailLines` to stderr, and the script exits with `exitCode`.
  * Shared by the start command and the bootstrap exec (which runs prepare itself when asked to).
  */
-export function prepareLines(paths: BootstrapPaths, exitCode: number, tailLines: number, opts: { unless?: string } = {}): string[] {
+export function prepareLines(paths: BootstrapPaths, exitCode: number, tailLines: number, opts: { unless?: string; stepsToStdout?: boolean } = {}): string[] {
   const q = shQuote;
+  const steps = opts.stepsToStdout === true ? '3>&1' : '3>/dev/null';
   const unless = opts.unless === undefined ? '' : ` && [ ! -e ${q(opts.unless)} ]`;
   return [
     'set -a',
@@ -34,7 +35,8 @@ export function prepareLines(paths: BootstrapPaths, exitCode: number, tailLines:
     `  [ -f ${q(paths.prepareScript)} ] || { echo 'berth: prepare.sh is missing' >&2; exit ${EXIT_PREPARE_MISSING}; }`,
     // A stale record of an earlier attempt must not be mistaken for this one's.
     `  rm -f ${q(paths.prepareFailed)}`,
-    `  if sh ${q(paths.prepareScript)} >${q(paths.prepareLog)} 2>&1 </dev/null; then`,
+    // fd 3: prepare.sh's step lines (see PREPARE_STEP_PREFIX), for the bootstrap exec's stdout
+    `  if sh ${q(paths.prepareScript)} ${steps} >${q(paths.prepareLog)} 2>&1 </dev/null; then`,
     `    : >${q(paths.preparedMarker)}`,
     '  else',
     '    status=$?',
@@ -54,14 +56,15 @@ export function prepareLines(paths: BootstrapPaths, exitCode: number, tailLines:
  * - Polls for the marker every 20 ms for the first ~5 s (the bootstrap exec usually writes it well
  *   within that), then every 100 ms, so agentctl starts right after the marker; where `sleep` takes
  *   whole seconds only, a fractional sleep fails and the loop falls back to `sleep 1`.
- * - auth.env is sourced before prepare.sh (HOME) and before agentctl (the nonce).
+ * - auth.env is sourced before prepare.sh and agentctl (HOME). The nonce is not in it: agentctl
+ *   reads its file and removes it (ENV.bootstrapNonceFile in runtime.env).
  * - prepare.sh runs until it succeeds once per Pod (the `prepared` marker on the runtime volume;
  *   the bootstrap exec may already have run it). On failure its tail goes to the container log
  *   (and so, with `terminationMessagePolicy: FallbackToLogsOnError`, into the container's
  *   terminated state) and the command exits with {@link EXIT_PREPARE_FAILED}: the kubelet
  *   restarts the container with its back-off instead of a tight retry loop here.
  * - A container restart finds the markers and the env files still on their volumes and goes
- *   straight to agentctl, with the same (not yet consumed) nonce.
+ *   straight to agentctl, which finds no nonce file: the controller's reconnect writes a fresh one.
  * - agentctl is started through the delivered launcher when there is one (it knows how to run the
  *   build it came with), else by flavor: `node agentctl.cjs` or the `agentctl` binary.
  */

@@ -22,7 +22,7 @@ export function profileFixture(overrides: Partial<KubernetesProfile> = {}): Kube
     workspace: { mode: 'managed_pvc', size: '10Gi', storageClass: null, accessModes: ['ReadWriteOnce'], claimName: null },
     setupScript: '',
     cleanupScript: '',
-    budgets: { pvcBindingSeconds: 60, schedulingSeconds: 60, imagePullSeconds: 300, containerStartSeconds: 60 },
+    budgets: { pvcBindingSeconds: 60, schedulingSeconds: 60, imagePullSeconds: 300, containerStartSeconds: 60, uploadSeconds: 300, cloneSeconds: 600, setupScriptSeconds: 600 },
     ...overrides,
   };
 }

@@ -29,14 +29,20 @@ export const PROFILE_DEFAULTS = {
 } as const;
 
 /**
- * The `pod_ready` wait budgets. Generous enough for a cold image pull of a few hundred MB and a
- * provisioner that binds volumes lazily; each failure still reports the reason it was waiting on.
+ * The `pod_ready` wait budgets and the `bootstrap` step budgets. Generous enough for a cold image
+ * pull of a few hundred MB and a provisioner that binds volumes lazily; each failure still reports
+ * the reason it was waiting on (or the bootstrap step that did not finish).
  */
 export const BUDGET_DEFAULTS: Readonly<WaitBudgets> = {
   pvcBindingSeconds: 120,
   schedulingSeconds: 60,
   imagePullSeconds: 300,
   containerStartSeconds: 120,
+  /** agentctl is tens of MB at most: minutes only on a very slow link. */
+  uploadSeconds: 300,
+  /** As the local executor's clone: 10 minutes. */
+  cloneSeconds: 600,
+  setupScriptSeconds: 600,
 };
 
 /** Bounds of every wait budget (seconds). */

@@ -26,7 +26,7 @@ describe('parseKubernetesProfile', () => {
       workspace: { mode: 'managed_pvc', size: '10Gi', storageClass: null, accessModes: ['ReadWriteOnce'], claimName: null },
       setupScript: '',
       cleanupScript: '',
-      budgets: { pvcBindingSeconds: 120, schedulingSeconds: 60, imagePullSeconds: 300, containerStartSeconds: 120 },
+      budgets: { pvcBindingSeconds: 120, schedulingSeconds: 60, imagePullSeconds: 300, containerStartSeconds: 120, uploadSeconds: 300, cloneSeconds: 600, setupScriptSeconds: 600 },
     });
     expect(p.template.spec?.containers[0]?.image).toBe('registry.example/agent:1.2');
   });
@@ -61,6 +61,7 @@ describe('parseKubernetesProfile', () => {
     ['a budget of zero', { templateText: TEMPLATE, budgets: { schedulingSeconds: 0 } }, `${K}.timeouts.scheduling_seconds`, 'must be an integer between 1 and 3600'],
     ['a fractional budget', { templateText: TEMPLATE, budgets: { pvcBindingSeconds: 1.5 } }, `${K}.timeouts.pvc_binding_seconds`, 'must be an integer between 1 and 3600'],
     ['a budget over an hour', { templateText: TEMPLATE, budgets: { containerStartSeconds: 3601 } }, `${K}.timeouts.container_start_seconds`, 'must be an integer between 1 and 3600'],
+    ['a setup script budget of zero', { templateText: TEMPLATE, budgets: { setupScriptSeconds: 0 } }, `${K}.timeouts.setup_script_seconds`, 'must be an integer between 1 and 3600'],
   ])('checks %s', (_what, input, path, detail) => {
     expect(fieldError(input)).toEqual([path, detail]);
   });

@@ -21,6 +21,9 @@ export const BUDGET_KEYS: Readonly<Record<keyof WaitBudgets, string>> = {
   schedulingSeconds: 'scheduling_seconds',
   imagePullSeconds: 'image_pull_seconds',
   containerStartSeconds: 'container_start_seconds',
+  uploadSeconds: 'upload_seconds',
+  cloneSeconds: 'clone_seconds',
+  setupScriptSeconds: 'setup_script_seconds',
 };
 
 export interface KubernetesProfileInput {

@@ -43,6 +43,12 @@ describe('profile snapshot', () => {
     expect(decodeProfileSnapshot(encodeProfileSnapshot(p)).workspace).toEqual(p.workspace);
   });
 
+  it('decodes a snapshot recorded before the bootstrap budgets with their defaults', () => {
+    const old = JSON.parse(encodeProfileSnapshot(profile)) as { budgets: Record<string, number> };
+    for (const key of ['uploadSeconds', 'cloneSeconds', 'setupScriptSeconds']) delete old.budgets[key];
+    expect(decodeProfileSnapshot(JSON.stringify(old)).budgets).toMatchObject({ imagePullSeconds: 600, uploadSeconds: 300, cloneSeconds: 600, setupScriptSeconds: 600 });
+  });
+
   it('is canonical JSON: sorted keys, no whitespace, the template text as written', () => {
     const json = encodeProfileSnapshot(profile);
     const parsed = JSON.parse(json) as Record<string, unknown>;

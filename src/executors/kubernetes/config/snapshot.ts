@@ -34,6 +34,10 @@ const SnapshotSchema = z.strictObject({
     schedulingSeconds: z.number(),
     imagePullSeconds: z.number(),
     containerStartSeconds: z.number(),
+    // added later: a snapshot recorded before has none (the defaults apply)
+    uploadSeconds: z.number().optional(),
+    cloneSeconds: z.number().optional(),
+    setupScriptSeconds: z.number().optional(),
   }),
 });
 type Snapshot = z.infer<typeof SnapshotSchema>;

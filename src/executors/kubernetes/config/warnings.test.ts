@@ -46,6 +46,57 @@ describe('templateWarnings', () => {
     expect(templateWarnings(p, T)[0]).toEqual({ path: `${T}.spec.automountServiceAccountToken`, message: 'service account token automount is enabled' });
   });
 
+  it('reports a projected service account token, shareProcessNamespace and the Pod-level root user and seccomp', () => {
+    const p = profileOf(
+      [
+        'spec:',
+        '  shareProcessNamespace: true',
+        '  securityContext: { runAsUser: 0, seccompProfile: { type: Unconfined } }',
+        '  volumes:',
+        '    - name: token',
+        '      projected:',
+        '        sources:',
+        '          - configMap: { name: ca }',
+        '          - serviceAccountToken: { path: token, audience: vault }',
+        '  containers: [{ name: agent, image: x }]',
+        '',
+      ].join('\n'),
+    );
+    expect(templateWarnings(p, T)).toEqual([
+      { path: `${T}.spec.shareProcessNamespace`, message: 'the containers share one process namespace: each sees the processes (and their environment) of the others' },
+      { path: `${T}.spec.securityContext.runAsUser`, message: 'the containers run as root (uid 0) unless they set their own user' },
+      { path: `${T}.spec.securityContext.seccompProfile.type`, message: 'seccomp is off (Unconfined): every system call is allowed' },
+      { path: `${T}.spec.volumes[0].projected.sources[1].serviceAccountToken`, message: 'a projected volume mounts a service account token' },
+    ]);
+  });
+
+  it('reports added capabilities, privilege escalation, root, Unconfined seccomp and an unmasked /proc on every kind of container', () => {
+    const weak = '{ capabilities: { add: [NET_ADMIN, SYS_PTRACE] }, allowPrivilegeEscalation: true, runAsUser: 0, seccompProfile: { type: Unconfined }, procMount: Unmasked }';
+    const p = profileOf(
+      [
+        'spec:',
+        `  initContainers: [{ name: init, image: x, securityContext: ${weak} }]`,
+        '  containers:',
+        '    - { name: agent, image: x, securityContext: { capabilities: { add: [], drop: [ALL] }, allowPrivilegeEscalation: false, runAsUser: 1000, seccompProfile: { type: RuntimeDefault }, procMount: Default } }',
+        `    - { name: side, image: x, securityContext: ${weak} }`,
+        `  ephemeralContainers: [{ name: debug, image: x, securityContext: ${weak} }]`,
+        '',
+      ].join('\n'),
+    );
+    const expected = (at: string) => [
+      { path: `${at}.securityContext.capabilities.add`, message: 'the container adds Linux capabilities [NET_ADMIN, SYS_PTRACE]' },
+      { path: `${at}.securityContext.allowPrivilegeEscalation`, message: 'a process of the container may gain more privileges than its parent (setuid binaries)' },
+      { path: `${at}.securityContext.runAsUser`, message: 'the container runs as root (uid 0)' },
+      { path: `${at}.securityContext.seccompProfile.type`, message: 'seccomp is off (Unconfined): every system call is allowed' },
+      { path: `${at}.securityContext.procMount`, message: '/proc is mounted unmasked: the paths the runtime hides or makes read-only under /proc are open' },
+    ];
+    expect(templateWarnings(p, T)).toEqual([
+      ...expected(`${T}.spec.initContainers[0]`),
+      ...expected(`${T}.spec.containers[1]`),
+      ...expected(`${T}.spec.ephemeralContainers[0]`),
+    ]);
+  });
+
   it('follows a PodTemplate document’s own structure', () => {
     const p = profileOf('apiVersion: v1\nkind: PodTemplate\ntemplate:\n  spec:\n    hostNetwork: true\n    containers: [{ name: agent, image: x }]\n');
     expect(templateWarnings(p, T)).toEqual([{ path: `${T}.template.spec.hostNetwork`, message: 'the Pod shares the node network namespace' }]);

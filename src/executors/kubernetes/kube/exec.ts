@@ -47,6 +47,8 @@ export interface ExecOptions {
   onFirstStdout?: () => void;
   /** Called with every stdout chunk as it arrives (after `onFirstStdout` for the first one). */
   onStdout?: (chunk: Buffer) => void;
+  /** Keep-alive ping interval of the socket. @default PING_INTERVAL_MS (20 s) */
+  pingIntervalMs?: number;
 }
 
 export interface ExecResult {
@@ -104,7 +106,7 @@ const NOT_YET = [/does not have a host assigned/i, /container not found/i, /is n
  */
 export async function execInContainer(client: KubeClient, opts: ExecOptions): Promise<ExecResult> {
   const where = `${opts.namespace}/${opts.pod}/${opts.container}`;
-  const connector = streamConnector(client, where);
+  const connector = streamConnector(client, where, opts.pingIntervalMs !== undefined ? { pingIntervalMs: opts.pingIntervalMs } : {});
   const max = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const stdout = new TailBuffer(max, opts.onFirstStdout, opts.onStdout);
   const stderr = new TailBuffer(max);
@@ -159,7 +161,9 @@ export async function execInContainer(client: KubeClient, opts: ExecOptions): Pr
     const partial = { stdout: stdout.text(), stderr: stderr.text() };
     if (opts.signal?.aborted) throw new KubeExecError(`${where}: aborted`, { kind: 'aborted', partial });
     if (!status) {
-      throw new KubeExecError(`${where}: the connection closed before the exit status arrived (the command may have run)`, { kind: 'stream', partial });
+      const lost = connector.upgradeError(); // a keep-alive that got no pong says so here
+      const why = lost?.reason === 'ClientTimeout' ? ` (${lost.message})` : '';
+      throw new KubeExecError(`${where}: the connection closed before the exit status arrived (the command may have run)${why}`, { kind: 'stream', partial, ...(lost ? { cause: lost } : {}) });
     }
     const exitCode = exitCodeOf(status, where);
     return {

@@ -27,6 +27,8 @@ export interface ForwardTarget {
 export interface OpenForwardOptions {
   /** Called once per connection that failed (upgrade refused, error channel, socket error). */
   onConnectionError?: (err: KubeForwardError) => void;
+  /** Keep-alive ping interval of each connection's WebSocket. @default PING_INTERVAL_MS (20 s) */
+  pingIntervalMs?: number;
 }
 
 export interface ForwardStats {
@@ -83,7 +85,7 @@ export async function openForward(client: KubeClient, target: ForwardTarget, opt
 
   const handle = async (socket: Socket): Promise<void> => {
     const reported = { done: false };
-    const connector = streamConnector(client, where);
+    const connector = streamConnector(client, where, opts.pingIntervalMs !== undefined ? { pingIntervalMs: opts.pingIntervalMs } : {});
     // Buffer what the client sends before the WebSocket is open. The TCP half-close is not
     // propagated: without v5 client-node would close the whole WebSocket and lose the reply.
     const input = new PassThrough();

@@ -35,12 +35,48 @@ export interface StreamConnector {
   upgradeError(): KubeApiError | undefined;
 }
 
+/**
+ * Keep-alive of every exec and port-forward socket: a ping this often, and a socket whose pong has
+ * not come back by the next ping is closed with an error. Without it a peer that vanished (a NAT or
+ * load balancer dropping the connection silently) leaves an exec waiting forever.
+ */
+export const PING_INTERVAL_MS = 20_000;
+
+export interface KeepAliveOptions {
+  /** @default PING_INTERVAL_MS */
+  intervalMs?: number;
+  /** Called once, just before the socket is terminated for want of a pong. */
+  onDead: (err: Error) => void;
+}
+
+/** Pings `ws` every `intervalMs`; terminates it when a ping's pong has not arrived by the next one. */
+export function keepAlive(ws: WebSocket, opts: KeepAliveOptions): void {
+  const interval = opts.intervalMs ?? PING_INTERVAL_MS;
+  let answered = true;
+  ws.on('pong', () => {
+    answered = true;
+  });
+  const timer = setInterval(() => {
+    if (ws.readyState !== ws.OPEN) return;
+    if (!answered) {
+      clearInterval(timer);
+      opts.onDead(new Error(`no answer to a keep-alive ping within ${Math.round(interval / 1000)} s: the connection is gone`));
+      ws.terminate();
+      return;
+    }
+    answered = false;
+    ws.ping();
+  }, interval);
+  timer.unref();
+  ws.once('close', () => clearInterval(timer));
+}
+
 /** Handshake bound: the request timeout, at most 30 s (spec §2.5). */
 export function handshakeTimeoutMs(client: KubeClient): number {
   return Math.min(client.requestTimeoutMs, 30_000);
 }
 
-export function streamConnector(client: KubeClient, action: string): StreamConnector {
+export function streamConnector(client: KubeClient, action: string, keep: { pingIntervalMs?: number } = {}): StreamConnector {
   const sockets = new Set<WebSocket>();
   let failure: KubeApiError | undefined;
   const timeout = handshakeTimeoutMs(client);
@@ -87,6 +123,12 @@ export function streamConnector(client: KubeClient, action: string): StreamConne
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
       ws.once('error', (err: Error) => reject(failure ?? err));
+    });
+    keepAlive(ws, {
+      ...(keep.pingIntervalMs !== undefined ? { intervalMs: keep.pingIntervalMs } : {}),
+      onDead: (err) => {
+        failure ??= new KubeApiError(`${action}: ${err.message}`, { reason: 'ClientTimeout', cause: err });
+      },
     });
     return ws;
   };

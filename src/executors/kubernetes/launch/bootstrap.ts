@@ -36,7 +36,12 @@ export interface BootstrapOptions {
   compress: boolean;
   /** Called once the start marker is written (agentctl starts while prepare.sh still runs). */
   onAgentctlStarting?: () => void;
+  /** Follows the steps and enforces their budgets: gets every exec's stdout, aborts the execs. */
+  progress?: { onStdout: (chunk: Buffer) => void; signal: AbortSignal };
 }
+
+/** Extra time the in-Pod `timeout` of a step gets over its budget: the controller's deadline comes first. */
+const POD_LIMIT_GRACE_SECONDS = 15;
 
 /** Compressed copies of large constant chunks (agentctl, its libraries), made once per file version. */
 const compressedChunks = new WeakMap<ArrayBufferLike, Promise<Buffer>>();
@@ -92,8 +97,10 @@ export async function localRepositoryBundle(path: string, signal?: AbortSignal):
 export interface BootstrapExec {
   command: string[];
   stdin: Buffer[];
-  /** The last exec's stdout listener: it says when the start marker is written. */
+  /** The stdout listener: the progress's, and on the last exec the start marker's. */
   onStdout?: (chunk: Buffer) => void;
+  /** Ends the exec (a step outlived its budget). */
+  signal?: AbortSignal;
 }
 
 /** The bootstrap's guard found the image changed since its probe (see probeGuard): probe again. */
@@ -113,7 +120,11 @@ export async function bootstrapExecs(l: KubeLaunchState, opts: Omit<BootstrapOpt
     identity: l.identity,
     flavor: opts.delivery.flavor,
     bootstrapNonce: opts.nonce,
-    prepareScript: prepareScript({ source, setupScript: opts.clone ? l.profile.setupScript : '' }),
+    prepareScript: prepareScript({
+      source,
+      setupScript: opts.clone ? l.profile.setupScript : '',
+      limits: { cloneSeconds: l.profile.budgets.cloneSeconds + POD_LIMIT_GRACE_SECONDS, setupScriptSeconds: l.profile.budgets.setupScriptSeconds + POD_LIMIT_GRACE_SECONDS },
+    }),
     ...(req.repositoryCredentials && opts.clone ? { repositoryCredentials: req.repositoryCredentials } : {}),
     ...(repoBundle ? { repoBundle } : {}),
     agentctl: opts.delivery.tail,
@@ -126,10 +137,12 @@ export async function bootstrapExecs(l: KubeLaunchState, opts: Omit<BootstrapOpt
       const plain = bootstrapUpload(plan);
       const cmd = opts.compress ? { script: compressedUploadScript(plain.script), stdin: await Promise.all(plain.stdin.map(gzipChunk)) } : plain;
       const starting = i === plans.length - 1 ? opts.onAgentctlStarting : undefined;
+      const listeners = [...(starting ? [lineWatcher(AGENTCTL_STARTING_LINE, starting)] : []), ...(opts.progress ? [opts.progress.onStdout] : [])];
       return {
         command: ['sh', '-c', `${i === 0 ? (opts.guard ?? '') : ''}${cmd.script}`],
         stdin: cmd.stdin,
-        ...(starting ? { onStdout: lineWatcher(AGENTCTL_STARTING_LINE, starting) } : {}),
+        ...(listeners.length > 0 ? { onStdout: (chunk: Buffer) => listeners.forEach((f) => f(chunk)) } : {}),
+        ...(opts.progress ? { signal: opts.progress.signal } : {}),
       };
     }),
   );
@@ -151,7 +164,7 @@ export async function runBootstrap(l: KubeLaunchState, pod: string, execs: reado
             command: exec.command,
             stdin: exec.stdin,
             ...(exec.onStdout ? { onStdout: exec.onStdout } : {}),
-            ...(l.signal ? { signal: l.signal } : {}),
+            ...execSignal(l.signal, exec.signal),
           });
     if (res.exitCode === EXIT_PROBE_MISMATCH && i === 0) throw new ProbeMismatchError(`the image in ${pod} changed since it was probed`);
     if (res.exitCode === EXIT_UPLOAD_PREPARE_FAILED) {
@@ -165,6 +178,12 @@ export async function runBootstrap(l: KubeLaunchState, pod: string, execs: reado
 
 export async function bootstrapPod(l: KubeLaunchState, opts: BootstrapOptions): Promise<void> {
   await runBootstrap(l, opts.pod, await bootstrapExecs(l, opts));
+}
+
+function execSignal(...signals: (AbortSignal | undefined)[]): { signal?: AbortSignal } {
+  const set = signals.filter((s): s is AbortSignal => s !== undefined);
+  if (set.length === 0) return {};
+  return { signal: set.length === 1 ? (set[0] as AbortSignal) : AbortSignal.any(set) };
 }
 
 function lastLines(text: string, n: number): string {

@@ -114,27 +114,37 @@ export async function connectFresh(t: AgentctlTarget, nonce: string, opts: { fai
 /**
  * Reconnects to agentctl in a running Pod: the recorded token on the control API (the instance
  * is re-read, or re-created with the same id if agentctl lost it); when the token is rejected,
- * agentctl restarted (a container restart) and the recorded nonce — not consumed by the new
- * process yet — is traded again. `restarted` tells which; `recreated`: the instance had to be
- * created again (its processes are gone either way).
+ * agentctl restarted (a container restart): it removed its nonce file the first time, so a fresh
+ * nonce is written into the Pod (`freshNonce`) and traded. (An agentctl of a Pod bootstrapped
+ * before nonce files still has the recorded nonce in its environment: that is tried first.)
+ * `restarted` tells which; `nonce`: the nonce traded, to record; `recreated`: the instance had to
+ * be created again (its processes are gone either way).
  */
 export async function reconnect(
   t: AgentctlTarget,
   secrets: { authToken: string; bootstrapNonce: string },
-  opts: { timeoutMs: number },
-): Promise<Connected & { restarted: boolean; recreated: boolean }> {
+  opts: { timeoutMs: number; freshNonce: () => Promise<string> },
+): Promise<Connected & { restarted: boolean; recreated: boolean; nonce: string }> {
   const { forward, control } = await controlForward(t, secrets.authToken);
   const forwards = [forward];
   try {
     await waitControlHealthy(localUrl(forward), { timeoutMs: opts.timeoutMs, ...(t.signal ? { signal: t.signal } : {}) });
     let token = secrets.authToken;
+    let nonce = secrets.bootstrapNonce;
     let restarted = false;
     let info: { id: string; port: number } | null = null;
+    const sig = t.signal ? { signal: t.signal } : {};
     try {
-      info = await control.getInstance(t.instanceId, { ...(t.signal ? { signal: t.signal } : {}) });
+      info = await control.getInstance(t.instanceId, sig);
     } catch (err) {
       if (isAgentctlHttpError(err) && err.status === 401) {
-        token = await control.handshake(secrets.bootstrapNonce, { ...(t.signal ? { signal: t.signal } : {}) });
+        try {
+          token = await control.handshake(nonce, sig);
+        } catch (refused) {
+          if (!(isAgentctlHttpError(refused) && refused.status === 403)) throw refused;
+          nonce = await opts.freshNonce();
+          token = await control.handshake(nonce, sig);
+        }
         restarted = true;
       } else if (!(isAgentctlHttpError(err) && err.status === 404)) {
         throw err;
@@ -142,7 +152,7 @@ export async function reconnect(
     }
     const inst = info !== null ? await openInstance(t, control, info) : await attachInstance(t, control);
     forwards.push(inst.forward);
-    return { control, client: inst.client, token, instancePort: inst.port, forwards, restarted, recreated: info === null };
+    return { control, client: inst.client, token, instancePort: inst.port, forwards, restarted, recreated: info === null, nonce };
   } catch (err) {
     await Promise.allSettled(forwards.map((f) => f.close()));
     throw err;

@@ -29,6 +29,8 @@ export interface KubeLaunchEnv {
   log: Logger;
   /** Source of create nonces and the bootstrap nonce (tests may fix it). */
   random: (size: number) => Uint8Array;
+  /** Stamped on every Pod and PVC created (annotation `berth.dev/installation`; see sweep.ts); null: none. */
+  installationId: string | null;
 }
 
 export const defaultRandom = (size: number): Uint8Array => randomBytes(size);

@@ -4,12 +4,11 @@
  * what this launch created (by UID, Pod before PVC) and only then releases the provisional row.
  * @module
  */
-import { randomBytes } from 'node:crypto';
 import { errorMessage, withRollbackErrors } from '../../../shared/errors.js';
 import type { ExecutorInstance } from '../../executor.js';
 import { isLaunchError } from '../../executor.js';
 import { STAGE } from '../constants.js';
-import { resourceNames } from '../compose/index.js';
+import { createNonce, resourceNames } from '../compose/index.js';
 import { describeTemplateWarnings, SECURITY_WARNING_REASON, templateWarnings } from '../config/index.js';
 import type { TemplateWarning } from '../types.js';
 import { deleteEach, type CleanupTarget } from '../cleanup.js';
@@ -22,7 +21,7 @@ import { provisionStorage } from './storage.js';
 const ROLLBACK_TIMEOUT_MS = 60_000;
 
 export async function freshLaunch(l: KubeLaunchState): Promise<ExecutorInstance> {
-  const nonce = randomBytes(32).toString('hex');
+  const nonce = createNonce(l.env.random);
   try {
     reportTemplateWarnings(l);
     await l.stage(STAGE.storage, () => provisionStorage(l));

@@ -177,7 +177,9 @@ export class PodMonitor {
     if (this.#abort.signal.aborted) return;
     const d = describeEvent(event);
     if (d === null) return;
-    this.#reportOnce(d.reason, `${d.object}: ${d.message}`);
+    // Once the Pod is up, an Event (a kubelet warning repeated every few seconds, such as
+    // MissingClusterDNS) says nothing about what the later stages wait on: they report their own.
+    if (this.#budgetsOn) this.#reportOnce(d.reason, `${d.object}: ${d.message}`);
     // The kubelet's `Started` event comes as soon as the container runs, up to a second before the
     // status says so: a waiting exec attempt goes at once instead of at the end of its back-off.
     for (const f of [...this.#changed]) f();

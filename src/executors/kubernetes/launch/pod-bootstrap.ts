@@ -20,6 +20,7 @@ import { bootstrapExecs, bootstrapPod, ProbeMismatchError, runBootstrap, type Bo
 import type { Connected } from './connect.js';
 import type { KubeLaunchState } from './context.js';
 import type { PodMonitor } from './monitor.js';
+import { BootstrapProgress } from './bootstrap-progress.js';
 import { createReadyPod, probeUntilReady } from './pod-ready.js';
 
 /**
@@ -64,6 +65,12 @@ export async function readyAndBootstrap(
   // not after a stop that saw that Pod gone with them (a resume).
   const reusedName = !opts.clone && !l.meta.podReclaimed;
   let monitor: PodMonitor | null = null;
+  // made now: an exec started while the Pod comes up already reports its steps to it
+  const progress = new BootstrapProgress({
+    budgets: l.profile.budgets,
+    timeoutsPath: `profiles.${l.identity.profile}.kubernetes.timeouts`,
+    report: (reason, message) => l.report({ stage: STAGE.bootstrap, status: 'waiting', reason, message }),
+  });
   try {
     let delivery: AgentctlDelivery;
     let early: Early | null = null;
@@ -79,6 +86,7 @@ export async function readyAndBootstrap(
           clone: opts.clone,
           compress: remembered.gzip,
           guard: probeGuard(remembered),
+          progress,
           ...(onAgentctlStarting ? { onAgentctlStarting } : {}),
         });
         const [first] = execs;
@@ -104,13 +112,19 @@ export async function readyAndBootstrap(
       connecting.catch(() => undefined); // awaited by the caller; until then a failure must not go unhandled
     }
     await l.stage(STAGE.bootstrap, async () => {
-      const options = { ...opts, reusedName, ...(onAgentctlStarting ? { onAgentctlStarting } : {}) };
-      delivery = await Promise.race([bootstrap(l, m, options, { delivery, gzip }, early, key), m.failure]);
+      const options = { ...opts, reusedName, progress, ...(onAgentctlStarting ? { onAgentctlStarting } : {}) };
+      progress.start();
+      try {
+        delivery = await Promise.race([bootstrap(l, m, options, { delivery, gzip }, early, key), m.failure, progress.expired]);
+      } finally {
+        progress.stop();
+      }
       await l.checkpoint(CHECKPOINT.bootstrapped);
     });
     markerWritten(); // (the line cannot have been missed, as the exec exits 0 after it; should it be, connect now)
     return { monitor: m, delivery, connecting };
   } catch (err) {
+    progress.stop();
     monitor?.close();
     // a connect started during the bootstrap is cut short and closes its forwards
     cancelConnect.abort();
@@ -133,13 +147,13 @@ function deliveryFor(l: KubeLaunchState, probe: ProbeResult): AgentctlDelivery {
 async function bootstrap(
   l: KubeLaunchState,
   monitor: PodMonitor,
-  opts: { name: string; nonce: string; clone: boolean; reusedName: boolean; onAgentctlStarting?: () => void },
+  opts: { name: string; nonce: string; clone: boolean; reusedName: boolean; progress: BootstrapProgress; onAgentctlStarting?: () => void },
   { delivery, gzip }: { delivery: AgentctlDelivery; gzip: boolean },
   early: Early | null,
   key: string | undefined,
 ): Promise<AgentctlDelivery> {
   const upload = (d: AgentctlDelivery, compress: boolean): Promise<void> =>
-    bootstrapPod(l, { pod: opts.name, nonce: opts.nonce, delivery: d, clone: opts.clone, compress, ...(opts.onAgentctlStarting ? { onAgentctlStarting: opts.onAgentctlStarting } : {}) });
+    bootstrapPod(l, { pod: opts.name, nonce: opts.nonce, delivery: d, clone: opts.clone, compress, progress: opts.progress, ...(opts.onAgentctlStarting ? { onAgentctlStarting: opts.onAgentctlStarting } : {}) });
   if (early === null) {
     await upload(delivery, gzip);
     return delivery;

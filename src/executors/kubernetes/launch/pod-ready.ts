@@ -36,6 +36,8 @@ export interface FirstExec {
   command: string[];
   stdin: Buffer[];
   onStdout?: (chunk: Buffer) => void;
+  /** Ends the exec, whichever attempt runs (a bootstrap step outlived its budget). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -53,7 +55,7 @@ export interface FirstExec {
  * and the bootstrap exec after it was still routed to the old Pod's container (InternalError).
  */
 export async function createReadyPod(l: KubeLaunchState, name: string, opts: { reusedName?: boolean; first?: FirstExec } = {}): Promise<ReadyPod> {
-  const desired = desiredPod({ profile: l.profile, identity: l.identity, namespace: l.namespace, random: l.env.random }, name, l.meta.pvcCreated ? l.meta.pvcName : null);
+  const desired = desiredPod({ profile: l.profile, identity: l.identity, namespace: l.namespace, random: l.env.random, installationId: l.env.installationId }, name, l.meta.pvcCreated ? l.meta.pvcName : null);
   // Recorded before the create (spec §4.1, improved): a crash before the UID is recorded still finds this Pod.
   l.meta = { ...l.meta, podName: name, podUid: null, restartCount: null, remotePort: null, podReclaimed: false };
   await l.checkpointPending(CHECKPOINT.podCreating, desired);
@@ -145,7 +147,7 @@ async function execWhenAccepted(l: KubeLaunchState, monitor: PodMonitor, pod: st
         clearTimeout(timer);
         accepted();
       },
-      signal: l.signal ? AbortSignal.any([l.signal, silent.signal]) : silent.signal,
+      signal: AbortSignal.any([silent.signal, ...(l.signal ? [l.signal] : []), ...(exec.signal ? [exec.signal] : [])]),
     });
     try {
       await Promise.race([acceptance, done]);

@@ -1,8 +1,10 @@
 /**
- * A recorded instance brought back: reconnect to its running Pod (recorded token, or the recorded
- * nonce when agentctl restarted), or — after a stop, or when the Pod is gone — a new Pod under the
- * recorded name, built from the recorded profile snapshot on the same claim, bootstrapped without a
- * clone (the workspace is as the agent left it). A same-name Pod with another UID is never touched.
+ * A recorded instance brought back: reconnect to its running Pod (recorded token, or a fresh nonce
+ * written into the Pod when agentctl restarted), or — after a stop, or when the Pod is gone — a new
+ * Pod under the recorded name with a fresh nonce, built from the recorded profile snapshot on the
+ * same claim, bootstrapped without a clone (the workspace is as the agent left it). Every nonce is
+ * used once, by one agentctl, and the one traded last is what gets recorded. A same-name Pod with
+ * another UID is never touched.
  * @module
  */
 import type { V1Pod } from '@kubernetes/client-node';
@@ -18,6 +20,8 @@ import { POD_AGENTCTL } from '../artifacts.js';
 import { reconnect } from './connect.js';
 import type { KubeLaunchState } from './context.js';
 import { buildInstance, instanceEnv } from './instance.js';
+import { deliverFreshNonce } from './nonce-delivery.js';
+import { createNonce } from '../compose/index.js';
 import { startPod } from './start-pod.js';
 
 const RECONNECT_TIMEOUT_MS = 15_000;
@@ -56,7 +60,7 @@ export async function reviveLaunch(l: KubeLaunchState, opts: ReviveOptions): Pro
     // our Pod, but failed or finishing: it goes first (verified by UID and labels)
     await deleteAll(l.client, [{ kind: 'Pod', namespace: l.namespace, name: l.meta.podName, uid: l.meta.podUid ?? '', labels: ownershipLabels(l.identity) }], AbortSignal.timeout(60_000), 'refuse');
   }
-  const instance = await replace(l, opts.secrets);
+  const instance = await replace(l);
   return { ...instance, replaced: { reason: gone.reason, message: gone.message, at: noticedAt } };
 }
 
@@ -105,19 +109,20 @@ async function reattach(l: KubeLaunchState, pod: V1Pod, secrets: InstanceSecrets
     reconnect(
       { client: l.client, namespace: l.namespace, pod: l.meta.podName, instanceId: l.identity.instanceId, instanceEnv: instanceEnv(l.req), labels: {}, ...(l.signal ? { signal: l.signal } : {}) },
       secrets,
-      { timeoutMs: RECONNECT_TIMEOUT_MS },
+      { timeoutMs: RECONNECT_TIMEOUT_MS, freshNonce: () => deliverFreshNonce(l, l.meta.podName) },
     ),
   );
   l.meta = { ...l.meta, remotePort: c.instancePort, restartCount: restartCountOf(l, pod) };
-  return buildInstance(l, c, { authToken: c.token, bootstrapNonce: secrets.bootstrapNonce }, c.restarted || c.recreated, [POD_AGENTCTL.launcher]);
+  return buildInstance(l, c, { authToken: c.token, bootstrapNonce: c.nonce }, c.restarted || c.recreated, [POD_AGENTCTL.launcher]);
 }
 
-/** A new Pod under the recorded name on the recorded claim; the same nonce; no clone. */
-async function replace(l: KubeLaunchState, secrets: InstanceSecrets): Promise<ExecutorInstance> {
+/** A new Pod under the recorded name on the recorded claim; a new nonce (never the last Pod's); no clone. */
+async function replace(l: KubeLaunchState): Promise<ExecutorInstance> {
   try {
     await l.stage(STAGE.storage, () => verifyClaim(l));
-    const { connected, delivery } = await startPod(l, { name: l.meta.podName, nonce: secrets.bootstrapNonce, clone: false });
-    return buildInstance(l, connected, { authToken: connected.token, bootstrapNonce: secrets.bootstrapNonce }, true, delivery.command);
+    const nonce = createNonce(l.env.random);
+    const { connected, delivery } = await startPod(l, { name: l.meta.podName, nonce, clone: false });
+    return buildInstance(l, connected, { authToken: connected.token, bootstrapNonce: nonce }, true, delivery.command);
   } catch (err) {
     // A failed resume removes the Pod it created (the claim and the row stay: resume again).
     const errors = l.createdPod ? await deleteEach(l.client, [{ kind: 'Pod', namespace: l.namespace, ...l.createdPod, labels: null }], AbortSignal.timeout(60_000)) : [];

@@ -22,7 +22,7 @@ export async function provisionStorage(l: KubeLaunchState): Promise<void> {
     await useExistingClaim(l, ws.claimName ?? '');
     return;
   }
-  const desired = desiredPvc({ profile: l.profile, identity: l.identity, namespace: l.namespace, random: l.env.random });
+  const desired = desiredPvc({ profile: l.profile, identity: l.identity, namespace: l.namespace, random: l.env.random, installationId: l.env.installationId });
   // Recorded before the create: a crash before its UID is recorded still finds the claim (by its nonce).
   await l.checkpointPending(CHECKPOINT.pvcCreating, desired);
   const created = await createOwned({

@@ -1,0 +1,48 @@
+/**
+ * Reads the bootstrap nonce from its file and removes the file at once, so the nonce lives only in
+ * agentctl's memory: never in an environment (agentctl's own, its start command's, PID 1's) and not
+ * on disk once read. The file is opened without following links and must be a small regular file.
+ * @module
+ */
+import { closeSync, constants, fstatSync, openSync, readSync, unlinkSync } from 'node:fs';
+import { ENV } from '../protocol/index.js';
+import { ConfigFieldError } from './errors.js';
+
+/** A nonce file larger than this is refused (Berth's nonces are 64 characters). */
+const MAX_NONCE_FILE_BYTES = 512;
+/** Shortest accepted nonce, as for the environment variable. */
+const MIN_NONCE_LENGTH = 16;
+
+/**
+ * The nonce in `path` (trailing whitespace dropped), the file removed; `null` when there is no file.
+ * @throws ConfigFieldError (ENV.bootstrapNonceFile) for a link, a non-regular file or a bad value;
+ *   the value itself is never shown.
+ */
+export function takeNonceFile(path: string): string | null {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new ConfigFieldError(ENV.bootstrapNonceFile, `cannot open ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'}; a symlink is refused)`);
+  }
+  let text: string;
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new ConfigFieldError(ENV.bootstrapNonceFile, `${path} must be a regular file`);
+    if (st.size > MAX_NONCE_FILE_BYTES) throw new ConfigFieldError(ENV.bootstrapNonceFile, `${path} must be at most ${MAX_NONCE_FILE_BYTES} bytes`);
+    const buf = Buffer.alloc(MAX_NONCE_FILE_BYTES + 1);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    text = buf.subarray(0, n).toString('utf8').trimEnd();
+  } finally {
+    closeSync(fd);
+    // removed whatever it held: a nonce read once must not be readable again
+    try {
+      unlinkSync(path);
+    } catch {
+      // already gone
+    }
+  }
+  if (text.length < MIN_NONCE_LENGTH) throw new ConfigFieldError(ENV.bootstrapNonceFile, `must hold a nonce of at least ${MIN_NONCE_LENGTH} characters`);
+  return text;
+}

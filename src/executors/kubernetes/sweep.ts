@@ -1,0 +1,152 @@
+/**
+ * The sweep of unrecorded objects: Pods and PVCs with Berth's labels in the executor's namespace
+ * that no session of this Berth records. They come from a create that committed after its launch
+ * had given up on it (an ambiguous create the read-back did not find, or one that committed after
+ * recovery looked), so no inventory row ever learned their UID. Which ones are deleted is decided
+ * by sweep-select.ts; each is deleted by UID and resourceVersion (a changed object is read and
+ * decided again), and waited for. Objects of another Berth are only reported.
+ * @module
+ */
+import type { V1ObjectMeta } from '@kubernetes/client-node';
+import type { ObservableMiddleware, RequestContext, ResponseContext } from '@kubernetes/client-node';
+import { Observable } from '@kubernetes/client-node';
+import { errorMessage } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+import { sanitize } from '../../shared/sanitize.js';
+import { LABEL, LABEL_VALUE } from './constants.js';
+import { deletePod, deletePvc, getPod, getPvc, isConflict, isForbidden, type CallOptions, type KubeClient } from './kube/index.js';
+import { describeSwept, selectForSweep, sweptObject, type ObjectOwner, type SweptKind, type SweptObject } from './sweep-select.js';
+
+/** The label selector of every object Berth creates. */
+export const BERTH_SELECTOR = `${LABEL.managedBy}=${LABEL_VALUE.managedBy}`;
+
+export interface SweepOptions {
+  namespace: string;
+  installationId: string;
+  isRecorded: (owner: ObjectOwner) => boolean;
+  /** Younger objects (by the API server's clock) are left for a later sweep. */
+  minAgeMs: number;
+  signal: AbortSignal;
+  log: Logger;
+  /** UIDs of foreign objects already logged (each is logged once per process). */
+  reported?: Set<string>;
+}
+
+export interface ForeignObject {
+  object: string;
+  why: string;
+}
+
+export interface SweepReport {
+  /** The objects this sweep deleted (`Pod ns/name (session s)`). */
+  deleted: string[];
+  /** Objects with Berth's labels that are not this Berth's: left alone. */
+  foreign: ForeignObject[];
+  /** How many of ours are unrecorded but still too young to delete. */
+  waiting: number;
+  /** When the first waiting object is old enough (ms from now); null when none waits. */
+  nextInMs: number | null;
+  /** Failures (a list or a delete); the sweep goes on with the other objects. */
+  errors: string[];
+}
+
+/** Deletes the unrecorded objects of this Berth in `namespace` (Pods first, then their claims). */
+export async function sweepUnrecorded(client: KubeClient, opts: SweepOptions): Promise<SweepReport> {
+  const report: SweepReport = { deleted: [], foreign: [], waiting: 0, nextInMs: null, errors: [] };
+  for (const kind of ['Pod', 'PVC'] as const) {
+    let listed: Listed;
+    try {
+      listed = await listBerthObjects(client, kind, opts.namespace, opts.signal);
+    } catch (err) {
+      // a Role without managed_pvc needs no claims at all, and Berth then created none
+      if (kind === 'PVC' && isForbidden(err)) continue;
+      report.errors.push(sanitize(errorMessage(err)));
+      continue;
+    }
+    for (const o of listed.objects) await sweepOne(client, o, listed.clock, opts, report);
+  }
+  return report;
+}
+
+async function sweepOne(client: KubeClient, first: SweptObject, clock: ServerClock, opts: SweepOptions, report: SweepReport): Promise<void> {
+  let o: SweptObject | null = first;
+  for (let attempt = 0; o !== null; attempt++) {
+    const verdict = selectForSweep(o, { installationId: opts.installationId, isRecorded: opts.isRecorded, serverNow: clock.now(), minAgeMs: opts.minAgeMs });
+    if (verdict.action === 'keep') return;
+    if (verdict.action === 'report') {
+      report.foreign.push({ object: describeSwept(o), why: verdict.why });
+      if (!opts.reported?.has(o.uid)) {
+        opts.reported?.add(o.uid);
+        opts.log.warn({ object: describeSwept(o), uid: o.uid, why: verdict.why }, "an object with Berth's labels is not this Berth's: left alone (delete it yourself if nobody uses it)");
+      }
+      return;
+    }
+    if (verdict.action === 'wait') {
+      report.waiting++;
+      report.nextInMs = Math.min(report.nextInMs ?? Number.POSITIVE_INFINITY, verdict.oldEnoughInMs);
+      return;
+    }
+    try {
+      const pre = { uid: o.uid, ...(o.resourceVersion !== null ? { resourceVersion: o.resourceVersion } : {}) };
+      const outcome = o.kind === 'Pod' ? await deletePod(client, o.namespace, o.name, pre, opts.signal) : await deletePvc(client, o.namespace, o.name, pre, opts.signal);
+      if (outcome === 'deleted') {
+        report.deleted.push(describeSwept(o));
+        opts.log.warn({ object: describeSwept(o), uid: o.uid }, 'deleted an object of this Berth that no session records (a create that committed after its launch had given up on it)');
+      }
+      return;
+    } catch (err) {
+      if (!isConflict(err) || attempt >= 2) {
+        report.errors.push(sanitize(errorMessage(err)));
+        return;
+      }
+      // it changed since it was listed: read it again and decide again (same UID only)
+      try {
+        const again = await read(client, o, opts.signal);
+        o = again?.metadata?.uid === o.uid ? sweptObject(o.kind, again.metadata) : null;
+      } catch (readErr) {
+        report.errors.push(sanitize(errorMessage(readErr)));
+        return;
+      }
+    }
+  }
+}
+
+function read(client: KubeClient, o: SweptObject, signal: AbortSignal): Promise<{ metadata?: V1ObjectMeta } | undefined> {
+  return o.kind === 'Pod' ? getPod(client, o.namespace, o.name, signal) : getPvc(client, o.namespace, o.name, signal);
+}
+
+/** The API server's time: its Date header at the list, advanced by the local time elapsed since. */
+export interface ServerClock {
+  now(): Date;
+}
+
+export interface Listed {
+  objects: SweptObject[];
+  clock: ServerClock;
+}
+
+/** The Berth-labelled Pods or PVCs of `namespace`, and the API server's clock as of the list. */
+export async function listBerthObjects(client: KubeClient, kind: SweptKind, namespace: string, signal: AbortSignal): Promise<Listed> {
+  let date: string | undefined;
+  const probe: ObservableMiddleware = {
+    pre: (context: RequestContext) => new Observable(Promise.resolve(context)),
+    post: (response: ResponseContext) => {
+      date = response.headers.date ?? response.headers.Date;
+      return new Observable(Promise.resolve(response));
+    },
+  };
+  const withProbe = (o: CallOptions): CallOptions => ({ ...o, middleware: [...(o.middleware ?? []), probe], middlewareMergeStrategy: 'append' });
+  const labelSelector = BERTH_SELECTOR;
+  const items: { metadata?: V1ObjectMeta }[] =
+    kind === 'Pod'
+      ? (await client.request(`list pods in ${namespace}`, signal, (o) => client.core.listNamespacedPod({ namespace, labelSelector }, withProbe(o)))).items
+      : (await client.request(`list pvcs in ${namespace}`, signal, (o) => client.core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector }, withProbe(o)))).items;
+  const at = performance.now();
+  const server = date === undefined ? Number.NaN : Date.parse(date);
+  // no usable Date header: the local clock (the age threshold leaves room for a little skew)
+  const base = Number.isFinite(server) ? server : Date.now();
+  return {
+    objects: items.map((i) => sweptObject(kind, i.metadata)).filter((o): o is SweptObject => o !== null),
+    clock: { now: () => new Date(base + (performance.now() - at)) },
+  };
+}
