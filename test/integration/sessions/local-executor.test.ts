@@ -42,7 +42,7 @@ describe('LocalExecutor (the Executor contract on real processes)', () => {
     };
   }
 
-  it('creates, reports status, stops (keep), revives with the recorded nonce, refreshes and destroys', async () => {
+  it('creates, reports status, stops (keep), revives with a fresh nonce, refreshes and destroys', async () => {
     const rec = { stages: [] as StageEvent[], checkpoints: [] as RuntimeCheckpoint[], released: 0 };
     const req = request('s-contract', rec);
     const inst = await exec.createInstance(req);
@@ -69,10 +69,11 @@ describe('LocalExecutor (the Executor contract on real processes)', () => {
     expect(existsSync(inst.workspacePath)).toBe(true);
     expect(agentctlPids(dataDir)).toEqual([]);
 
-    // revive: a new agentctl with the same nonce, the same instance id
+    // revive: a new agentctl with a fresh nonce (the recorded one was readable by what ran), the same instance id
     const revived = await exec.createInstance({ ...req, previous: { metadata: inst.metadata, secrets: inst.secrets } });
     expect(revived.revived).toBe(true);
-    expect(revived.secrets.bootstrapNonce).toBe(inst.secrets.bootstrapNonce);
+    expect(revived.secrets.bootstrapNonce).toMatch(/^[0-9a-f]{64}$/);
+    expect(revived.secrets.bootstrapNonce).not.toBe(inst.secrets.bootstrapNonce);
     expect((await revived.control.getInstance(inst.identity.instanceId)).workspace_path).toBe(inst.workspacePath);
 
     // refresh of a live instance: a pure reconnect, nothing new started
