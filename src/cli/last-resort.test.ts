@@ -52,3 +52,19 @@ describe('installLastResort', () => {
     expect(proc.listenerCount('uncaughtException')).toBe(0);
   });
 });
+
+describe('installLastResort logging', () => {
+  it('logs an uncaught error without the credentials its message or stack quotes', () => {
+    const proc = new EventEmitter();
+    const entries: string[] = [];
+    const log = { warn: (o: object) => void entries.push(JSON.stringify(o)), error: (o: object) => void entries.push(JSON.stringify(o)) };
+    const uninstall = installLastResort(proc, log, () => undefined);
+    const token = 'ghp_' + 'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8';
+    proc.emit('unhandledRejection', new Error(`clone of https://bot:${token}@example.org/app.git failed`));
+    proc.emit('uncaughtException', Object.assign(new Error(`reset while sending ${token}`), { code: 'ECONNRESET' }));
+    uninstall();
+    expect(entries).toHaveLength(2);
+    for (const e of entries) expect(e).not.toContain(token);
+    expect(entries[0]).toContain('example.org/app.git');
+  });
+});

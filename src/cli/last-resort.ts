@@ -5,6 +5,7 @@
  * @module
  */
 import type { EventEmitter } from 'node:events';
+import { sanitize } from '../shared/sanitize.js';
 
 /** Error codes of one connection failing: they end that connection, never the server. */
 const CONNECTION_CODES: ReadonlySet<string> = new Set([
@@ -52,7 +53,14 @@ export function installLastResort(proc: EventEmitter, log: LastResortLogger, fat
   for (const kind of kinds) {
     for (const l of saved.get(kind) ?? []) proc.off(kind, l);
     const handler = (err: unknown): void => {
-      const entry = { kind, err: err instanceof Error ? { name: err.name, message: err.message, code: (err as { code?: unknown }).code, stack: err.stack } : { value: String(err) } };
+      // sanitized like every other error serve logs: an unexpected error may quote a URL or a token
+      const entry = {
+        kind,
+        err:
+          err instanceof Error
+            ? { name: err.name, message: sanitize(err.message), code: (err as { code?: unknown }).code, stack: sanitize(err.stack ?? '', { maxLength: 8192 }) }
+            : { value: sanitize(String(err)) },
+      };
       if (survivable(kind, err)) {
         log.warn(entry, 'uncaught error (serve keeps running)');
         return;
