@@ -4,8 +4,9 @@
  * on disk once read. The file is opened without following links and must be a small regular file.
  * @module
  */
-import { closeSync, constants, fstatSync, openSync, readSync, unlinkSync } from 'node:fs';
+import { unlinkSync } from 'node:fs';
 import { ENV } from '../protocol/index.js';
+import { readConfinedTailSync, UnsafeFileError } from '../shared/confined-read.js';
 import { ConfigFieldError } from './errors.js';
 
 /** A nonce file larger than this is refused (Berth's nonces are 64 characters). */
@@ -19,30 +20,28 @@ const MIN_NONCE_LENGTH = 16;
  *   the value itself is never shown.
  */
 export function takeNonceFile(path: string): string | null {
-  let fd: number;
+  let data: Buffer | null;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    // one byte over the limit tells a file that is too large
+    data = readConfinedTailSync(path, MAX_NONCE_FILE_BYTES + 1);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new ConfigFieldError(ENV.bootstrapNonceFile, `cannot open ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'}; a symlink is refused)`);
+    remove(path);
+    if (err instanceof UnsafeFileError) throw new ConfigFieldError(ENV.bootstrapNonceFile, `${path} must be a regular file (${err.reason})`);
+    throw new ConfigFieldError(ENV.bootstrapNonceFile, `cannot open ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
-  let text: string;
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw new ConfigFieldError(ENV.bootstrapNonceFile, `${path} must be a regular file`);
-    if (st.size > MAX_NONCE_FILE_BYTES) throw new ConfigFieldError(ENV.bootstrapNonceFile, `${path} must be at most ${MAX_NONCE_FILE_BYTES} bytes`);
-    const buf = Buffer.alloc(MAX_NONCE_FILE_BYTES + 1);
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    text = buf.subarray(0, n).toString('utf8').trimEnd();
-  } finally {
-    closeSync(fd);
-    // removed whatever it held: a nonce read once must not be readable again
-    try {
-      unlinkSync(path);
-    } catch {
-      // already gone
-    }
-  }
+  if (data === null) return null;
+  // removed whatever it held: a nonce read once must not be readable again
+  remove(path);
+  if (data.length > MAX_NONCE_FILE_BYTES) throw new ConfigFieldError(ENV.bootstrapNonceFile, `${path} must be at most ${MAX_NONCE_FILE_BYTES} bytes`);
+  const text = data.toString('utf8').trimEnd();
   if (text.length < MIN_NONCE_LENGTH) throw new ConfigFieldError(ENV.bootstrapNonceFile, `must hold a nonce of at least ${MIN_NONCE_LENGTH} characters`);
   return text;
+}
+
+function remove(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone
+  }
 }

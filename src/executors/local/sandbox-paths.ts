@@ -51,13 +51,6 @@ export const CREDENTIAL_PATHS = [
   '.local/share/keyrings',
 ] as const;
 
-/** `~` or `~/…` expanded against `home`; anything else unchanged. */
-export function expandHome(path: string, home: string): string {
-  if (path === '~') return home;
-  if (path.startsWith('~/')) return join(home, path.slice(2));
-  return path;
-}
-
 /** The entries of a `KUBECONFIG`-style list (`:`-separated), absolute ones only. */
 export function kubeconfigEntries(value: string | undefined): string[] {
   return (value ?? '').split(':').filter((p) => p !== '' && isAbsolute(p));

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { clientForDataDir } from '../../../src/api/node-client.js';
-import { CLI, ensureBuilt, makeRepo, ROOT, runCli, startServeProcess, stopProcess, tempDir } from './helpers.js';
+import { CLI, ensureBuilt, makeRepo, removeSessionsAndStop, ROOT, runCli, startServeProcess, stopProcess, tempDir } from './helpers.js';
 
 
 describe('berth CLI against a real berth serve', () => {
@@ -32,11 +32,7 @@ describe('berth CLI against a real berth serve', () => {
 
   afterAll(async () => {
     // Remove what is left (stops agentctl and the agent) before stopping serve, then the dir.
-    const left = await runCli(['ls', '-o', 'json'], { dataDir });
-    if (left.code === 0) {
-      for (const s of (JSON.parse(left.stdout) as { sessions: { id: string }[] }).sessions) await runCli(['rm', '--force', s.id], { dataDir });
-    }
-    await stopProcess(serve);
+    await removeSessionsAndStop(dataDir, serve);
     rmSync(root, { recursive: true, force: true });
   });
 
@@ -302,11 +298,7 @@ describe('berth CLI when berth serve dies or restarts', () => {
 
   afterAll(async () => {
     serve ??= (await startServeProcess(dataDir)).child;
-    const left = await runCli(['ls', '-o', 'json'], { dataDir });
-    if (left.code === 0) {
-      for (const s of (JSON.parse(left.stdout) as { sessions: { id: string }[] }).sessions) await runCli(['rm', '--force', s.id], { dataDir });
-    }
-    await stopProcess(serve);
+    await removeSessionsAndStop(dataDir, serve);
     for (const pid of shellPids(dataDir)) process.kill(pid, 'SIGKILL');
     rmSync(root, { recursive: true, force: true });
   });

@@ -8,7 +8,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, ensureBuilt, makeRepo, ROOT, runCli, startServeProcess, stopProcess, tempDir } from './helpers.js';
+import { CLI, ensureBuilt, makeRepo, removeSessionsAndStop, ROOT, runCli, startServeProcess, tempDir } from './helpers.js';
 
 
 const CONFIG = `agents:
@@ -74,11 +74,7 @@ describe('berth CLI: bad input and rough edges', () => {
 
   afterAll(async () => {
     serve ??= (await startServeProcess(dataDir)).child;
-    const left = await runCli(['ls', '-o', 'json'], { dataDir });
-    if (left.code === 0) {
-      for (const s of (JSON.parse(left.stdout) as { sessions: { id: string }[] }).sessions) await runCli(['rm', '--force', s.id], { dataDir });
-    }
-    await stopProcess(serve);
+    await removeSessionsAndStop(dataDir, serve);
     rmSync(root, { recursive: true, force: true });
   });
 

@@ -94,6 +94,15 @@ export async function startServeProcess(
   return { child, port, output: () => out };
 }
 
+/** A test's teardown: `berth rm --force` of every session serve still lists, then serve stopped. */
+export async function removeSessionsAndStop(dataDir: string, serve: ChildProcess | undefined): Promise<void> {
+  const left = await runCli(['ls', '-o', 'json'], { dataDir });
+  if (left.code === 0) {
+    for (const s of (JSON.parse(left.stdout) as { sessions: { id: string }[] }).sessions) await runCli(['rm', '--force', s.id], { dataDir });
+  }
+  await stopProcess(serve);
+}
+
 /** Stops a child process by its pid (SIGTERM, then SIGKILL) and waits for it to exit. */
 export async function stopProcess(child: ChildProcess | undefined): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;

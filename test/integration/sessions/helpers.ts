@@ -80,18 +80,26 @@ export async function execText(c: Controller, id: string, argv: string[], stdin?
   return { exitCode: res.exitCode, stdout };
 }
 
-/** Pids of live agentctl processes started for sessions under `dataDir` (by their owner marker). */
-export function agentctlPids(dataDir: string): number[] {
+/** One live process as the test helpers look at it (read lazily: most are skipped on the first field). */
+export interface LiveProcess {
+  pid: number;
+  comm: () => string;
+  argv: () => string[];
+  environ: () => string[];
+}
+
+/** Pids of the live (not zombie) processes `match` accepts; a process that goes or cannot be read is skipped. */
+export function liveProcesses(match: (p: LiveProcess) => boolean): number[] {
   const out: number[] = [];
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
+    const at = (file: string, enc: BufferEncoding = 'utf8'): string => readFileSync(`/proc/${name}/${file}`, enc);
+    const split = (text: string): string[] => text.split('\0').filter((e) => e !== '');
     try {
-      const environ = readFileSync(`/proc/${name}/environ`, 'latin1');
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const stat = at('stat');
       if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      // the bwrap processes around a sandboxed agentctl carry its marker too; they end with it
-      if (readFileSync(`/proc/${name}/comm`, 'utf8').trim() === 'bwrap') continue;
-      if (environ.split('\0').some((e) => e.startsWith(`${OWNER_ENV}=${dataDir}/`))) out.push(Number(name));
+      const proc = { pid: Number(name), comm: () => at('comm').trim(), argv: () => split(at('cmdline')), environ: () => split(at('environ', 'latin1')) };
+      if (match(proc)) out.push(proc.pid);
     } catch {
       // gone or not readable
     }
@@ -99,23 +107,23 @@ export function agentctlPids(dataDir: string): number[] {
   return out;
 }
 
-/** Live processes whose command line mentions `needle` (e.g. the demo agent in a workspace). */
+/** Pids of live agentctl processes started for sessions under `dataDir` (by their owner marker). */
+export function agentctlPids(dataDir: string): number[] {
+  // the bwrap processes around a sandboxed agentctl carry its marker too; they end with it
+  return liveProcesses((p) => p.environ().some((e) => e.startsWith(`${OWNER_ENV}=${dataDir}/`)) && p.comm() !== 'bwrap');
+}
+
+/** Live demo agents whose workspace lies under `dir`. */
 export function processesWithCwd(dir: string): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8');
-      if (!cmd.split('\0').includes('demo-agent')) continue;
-      const env = readFileSync(`/proc/${name}/environ`, 'latin1');
-      if (env.includes(`BERTH_WORKSPACE=${dir}`)) out.push(Number(name));
-    } catch {
-      // gone
-    }
+  return liveProcesses((p) => p.argv().includes('demo-agent') && p.environ().some((e) => e.startsWith(`BERTH_WORKSPACE=${dir}`)));
+}
+
+/** Puts back the process environment variables `saved` holds (undefined: the variable was unset). */
+export function restoreEnv(saved: Readonly<Record<string, string | undefined>>): void {
+  for (const [k, v] of Object.entries(saved)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
   }
-  return out;
 }
 
 /** Kills every agentctl (and demo agent) left for `dataDir`; returns how many were found. */

@@ -14,6 +14,7 @@ import {
   execText,
   FAST_AGENT_ENV,
   makeRepo,
+  restoreEnv,
   startController,
   teardownController,
   tempDir,
@@ -64,10 +65,7 @@ describe('local session isolation', () => {
   }, 60_000);
 
   afterAll(async () => {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    restoreEnv(saved);
     await teardownController(c, dataDir, work);
   });
 

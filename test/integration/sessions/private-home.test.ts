@@ -13,7 +13,7 @@ import { checkAgentReads } from '../../../src/cli/commands/doctor-sandbox.js';
 import { findInstallRoot, resolveConfig } from '../../../src/config/index.js';
 import { createController, type Controller } from '../../../src/controller/index.js';
 import { probeBubblewrap } from '../../../src/executors/local/index.js';
-import { agentctlBundle, cleanup, execText, makeRepo, ROOT, teardownController, tempDir, waitForOutput } from './helpers.js';
+import { agentctlBundle, cleanup, execText, makeRepo, restoreEnv, ROOT, teardownController, tempDir, waitForOutput } from './helpers.js';
 
 const KEY = 'ssh-private-key-3d9c';
 const KUBE = 'kubeconfig-token-a41e';
@@ -68,10 +68,7 @@ describe('the private home of a sandboxed local agent', () => {
   }, 60_000);
 
   afterAll(async () => {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    restoreEnv(saved);
     await teardownController(c, dataDir, work);
     cleanup(outside);
   });

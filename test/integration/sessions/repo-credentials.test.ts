@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InventoryStore } from '../../../src/inventory/index.js';
-import { ensureBuilt, runCli, startServeProcess, stopProcess } from '../cli/helpers.js';
+import { ensureBuilt, removeSessionsAndStop, runCli, startServeProcess } from '../cli/helpers.js';
 import { startGitHttpServer, type GitHttpServer } from '../support/git-http.js';
 import { cleanup, killLeftovers, makeRepo, tempDir } from './helpers.js';
 
@@ -48,11 +48,7 @@ describe('repository URL credentials and --secret-env', () => {
   });
 
   afterAll(async () => {
-    const left = await runCli(['ls', '-o', 'json'], { dataDir });
-    if (left.code === 0) {
-      for (const s of (JSON.parse(left.stdout) as { sessions: { id: string }[] }).sessions) await runCli(['rm', '--force', s.id], { dataDir });
-    }
-    await stopProcess(serve);
+    await removeSessionsAndStop(dataDir, serve);
     await git?.close();
     const leaked = killLeftovers(dataDir);
     cleanup(work);

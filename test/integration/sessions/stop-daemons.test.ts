@@ -4,30 +4,17 @@
  * none of it running once the session is stopped, with or without the bubblewrap sandbox.
  * @module
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findInstallRoot, resolveConfig } from '../../../src/config/index.js';
 import { createController, type Controller } from '../../../src/controller/index.js';
-import { agentctlBundle, makeRepo, ROOT, teardownController, tempDir, until, waitForOutput } from './helpers.js';
+import { agentctlBundle, liveProcesses, makeRepo, ROOT, teardownController, tempDir, until, waitForOutput } from './helpers.js';
 
 const DAEMON = ['sh', '-c', 'setsid nohup sleep 1000 >/dev/null 2>&1 </dev/null & echo agent started; exec sleep 600'];
 
 /** Live `sleep 1000` processes carrying the session's BERTH_SESSION_ID. */
 function sessionSleeps(sessionId: string): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8') !== 'sleep\u00001000\u0000') continue;
-      if (readFileSync(`/proc/${name}/environ`, 'latin1').split('\0').includes(`BERTH_SESSION_ID=${sessionId}`)) out.push(Number(name));
-    } catch {
-      // gone
-    }
-  }
-  return out;
+  return liveProcesses((p) => p.argv().join(' ') === 'sleep 1000' && p.environ().includes(`BERTH_SESSION_ID=${sessionId}`));
 }
 
 describe.each(['bubblewrap', 'none'] as const)('stop of a local session (sandbox %s)', (sandbox) => {
