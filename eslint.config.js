@@ -18,7 +18,7 @@ export default tseslint.config(
   },
   {
     // The wire protocol and the typed client are shared with a future browser dashboard: no node:* there.
-    files: ['src/protocol/**/*.ts', 'src/client/**/*.ts'],
+    files: ['src/protocol/**/*.ts', 'src/agentctl-client/**/*.ts'],
     ignores: ['src/**/*.test.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: ['node:*', '../agentctl/*', '../controller/*', '../cli/*', '../inventory/*', '../executors/*'] }],

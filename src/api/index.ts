@@ -18,7 +18,7 @@ export {
   type ShellConnection,
   type WebSocketFactory,
   type WebSocketLike,
-} from './client.js';
+} from './api-client.js';
 export { BerthApiError, ControllerUnreachableError, StreamBrokenError } from './errors.js';
 export { generateOpenApi } from './openapi.js';
 export { API_PREFIX, DEFAULT_API_PORT, apiRoutes } from './routes.js';

@@ -3,8 +3,8 @@
  * and a lazily connected API client.
  * @module
  */
-import type { BerthClient } from '../api/client.js';
-import { resolveDataDir } from '../api/data-dir-path.js';
+import type { BerthClient } from '../api/api-client.js';
+import { resolveDataDir } from '../server/data-dir-path.js';
 import type { GlobalFlags } from './args.js';
 import { ServeNotRunningError } from './exit-codes.js';
 import type { OutputFormat } from './output.js';

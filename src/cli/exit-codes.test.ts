@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BerthApiError, ControllerUnreachableError, StreamBrokenError } from '../api/errors.js';
-import { ServeLockedError } from '../api/data-dir.js';
+import { ServeLockedError } from '../server/data-dir.js';
 import { ConfigFieldError } from '../config/index.js';
 import { SessionNotFoundError, SessionStateError } from '../controller/service.js';
 import { ControllerLostError, describeError, ExitCode, lostDuring, ServeNotRunningError, UsageError } from './exit-codes.js';

@@ -38,7 +38,7 @@ async function main(argv: readonly string[]): Promise<number> {
       if (invocation.command.name !== 'serve') process.once('SIGINT', () => interrupted.abort());
       // Loaded here, not at the top: `berth --help` needs neither the data dir nor the API client.
       const { createContext } = await import('./context.js');
-      const connect = invocation.command.offline ? offlineConnect(invocation.command.name) : (await import('../api/node-client.js')).clientForDataDir;
+      const connect = invocation.command.offline ? offlineConnect(invocation.command.name) : (await import('../server/node-client.js')).clientForDataDir;
       const ctx = createContext(invocation.globals, { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }, process.env, interrupted.signal, connect);
       const run = await invocation.command.load();
       const code = await run(ctx, invocation.parsed);

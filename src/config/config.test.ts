@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { directLaunchProblem, loadConfig, renderAgentCommand, resolveConfig } from './config.js';
 import { decodeProfileSnapshot, encodeProfileSnapshot } from '../executors/kubernetes/config/index.js';
-import { ConfigFieldError, ConfigFileError } from './errors.js';
+import { ConfigFieldError } from '../shared/config-field-error.js';
+import { ConfigFileError } from './errors.js';
 
 const installRoot = '/opt/berth';
 const resolveRaw = (raw: unknown) => resolveConfig(raw, { source: '/etc/berth.yaml', installRoot });

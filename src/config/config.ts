@@ -13,7 +13,8 @@ import type { KubernetesConnection, KubernetesProfile } from '../executors/kuber
 import { closestKey } from '../shared/edit-distance.js';
 import { errnoCode } from '../shared/errors.js';
 import { emptyMap, ownValue, protoKeyPath } from '../shared/own.js';
-import { ConfigFieldError, ConfigFileError } from './errors.js';
+import { ConfigFieldError } from '../shared/config-field-error.js';
+import { ConfigFileError } from './errors.js';
 import { resolveKubernetesConnection, resolveKubernetesProfile } from './kubernetes.js';
 import { resolveSandboxPaths } from './sandbox-paths.js';
 import { ConfigFileSchema } from './schema.js';

@@ -3,18 +3,6 @@
  * @module
  */
 
-/** Thrown when a config field is invalid; `path` is the dotted field path (`agents.claude.command`). */
-export class ConfigFieldError extends Error {
-  override readonly name = 'ConfigFieldError';
-  constructor(
-    readonly path: string,
-    readonly detail: string,
-    readonly file: string | null = null,
-  ) {
-    super(`${path === '' ? '(root)' : path}: ${detail}${file === null ? '' : ` (in ${file})`}`);
-  }
-}
-
 /**
  * Thrown when the config file cannot be read or is not valid YAML. The message gives line and column
  * but never echoes file content (it may hold secrets).

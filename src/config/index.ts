@@ -24,5 +24,6 @@ export {
   type ProfileConfig,
   type ResolvedConfig,
 } from './config.js';
-export { ConfigFieldError, ConfigFileError } from './errors.js';
+export { ConfigFieldError } from '../shared/config-field-error.js';
+export { ConfigFileError } from './errors.js';
 export { approvedSecretEnv, launchTargetNames, resolveProfile, type ResolvedProfile } from './profiles.js';

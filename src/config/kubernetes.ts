@@ -13,7 +13,7 @@ import { MAX_TEMPLATE_BYTES } from '../executors/kubernetes/constants.js';
 import { parseKubernetesConnection, parseKubernetesProfile } from '../executors/kubernetes/config/index.js';
 import type { KubernetesConnection, KubernetesProfile } from '../executors/kubernetes/types.js';
 import { errnoCode } from '../shared/errors.js';
-import { ConfigFieldError } from './errors.js';
+import { ConfigFieldError } from '../shared/config-field-error.js';
 import type { KubernetesExecutorSchema, KubernetesProfileSchema } from './schema.js';
 
 export interface ResolveContext {

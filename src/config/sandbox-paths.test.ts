@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from './config.js';
-import { ConfigFieldError } from './errors.js';
+import { ConfigFieldError } from '../shared/config-field-error.js';
 
 const resolve = (local: Record<string, unknown>) =>
   resolveConfig({ executors: { local: { type: 'local', ...local } } }, { source: '/etc/berth/berth.yaml', installRoot: '/opt/berth', homeDir: '/home/u' });

@@ -5,7 +5,7 @@
  */
 import { homedir } from 'node:os';
 import { isAbsolute, join, normalize } from 'node:path';
-import { ConfigFieldError } from './errors.js';
+import { ConfigFieldError } from '../shared/config-field-error.js';
 
 export interface SandboxPaths {
   /** Absolute paths hidden from the executor's agents besides the defaults. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { directLaunchProblem, parseYaml, resolveConfig } from './config.js';
-import { ConfigFieldError } from './errors.js';
+import { ConfigFieldError } from '../shared/config-field-error.js';
 import { ownValue } from '../shared/own.js';
 import { approvedSecretEnv, resolveProfile } from './profiles.js';
 

@@ -5,7 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { loadConfig, type ResolvedConfig } from '../config/index.js';
-import { createExecutors, profileSnapshot, type ExecutorDeps } from '../executors/factory.js';
+import { createExecutors, profileSnapshot, type ExecutorDeps } from './executor-factory.js';
 import { InventoryStore } from '../inventory/index.js';
 import { KeyedLock } from '../shared/locks.js';
 import { silentLogger, type Logger } from '../shared/logger.js';

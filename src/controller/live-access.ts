@@ -4,7 +4,7 @@
  * a new agent); the agent's state is read on demand, and a dead agentctl shows the agent lost.
  * @module
  */
-import { isAgentctlHttpError, isAgentctlUnreachableError } from '../client/index.js';
+import { isAgentctlHttpError, isAgentctlUnreachableError } from '../agentctl-client/index.js';
 import type { SessionRecord } from '../inventory/index.js';
 import { errorMessage } from '../shared/errors.js';
 import { sanitize } from '../shared/sanitize.js';

@@ -8,7 +8,7 @@
  */
 import { posix } from 'node:path';
 import { PROMPT_FILE_PLACEHOLDER, PROMPT_PLACEHOLDER, type AgentProfile } from '../config/index.js';
-import type { InstanceClient } from '../client/index.js';
+import type { InstanceClient } from '../agentctl-client/index.js';
 import type { SessionRequestData } from '../inventory/index.js';
 
 /** Stands for the prompt file's path in a recorded argv. */

@@ -3,7 +3,7 @@
  * The manager implements it; the HTTP API in src/api is a thin shell over it.
  * @module
  */
-import type { FilesClient, GitClient } from '../client/index.js';
+import type { FilesClient, GitClient } from '../agentctl-client/index.js';
 
 /** Life cycle of a session as users see it. */
 export type SessionState =

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AgentctlHttpError } from '../client/index.js';
+import { AgentctlHttpError } from '../agentctl-client/index.js';
 import { spawnFailure } from './spawn-failure.js';
 
 const req = { method: 'POST', path: '/api/v1/processes' };

@@ -4,7 +4,7 @@
  * parsing its message.
  * @module
  */
-import { isSpawnFailedError } from '../client/index.js';
+import { isSpawnFailedError } from '../agentctl-client/index.js';
 
 export interface SpawnFailure {
   /** The errno agentctl reported (`ENOENT`, `EACCES`, …). */

@@ -4,7 +4,7 @@
  * browse files and git — each through the live instance (re-attached once if it dropped).
  * @module
  */
-import { chunkBytes, isAgentctlHttpError, isAgentctlUnreachableError } from '../client/index.js';
+import { chunkBytes, isAgentctlHttpError, isAgentctlUnreachableError } from '../agentctl-client/index.js';
 import type { OutputChunk } from '../protocol/index.js';
 import { previousAgentProcessId, recordedAgentId } from './agent.js';
 import type { ManagerContext } from './context.js';

@@ -5,8 +5,8 @@
  * created through the two inventory callbacks and never persists anything itself.
  * @module
  */
-import type { ControlClient } from '../client/control.js';
-import type { InstanceClient } from '../client/instance.js';
+import type { ControlClient } from '../agentctl-client/control.js';
+import type { InstanceClient } from '../agentctl-client/instance.js';
 
 /** A launch stage as reported by an executor (the manager turns these into StageRecords and events). */
 export interface StageEvent {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServe, type ServeHandle } from '../../src/api/serve.js';
+import { startServe, type ServeHandle } from '../../src/server/serve.js';
 import { ROOT, runCli } from '../integration/cli/helpers.js';
 import { launchBrowser, logIn, newContext, screenshot } from './support/dashboard.js';
 import { KubeFixture } from './support/kube-fixture.js';

@@ -5,7 +5,7 @@
  * through an instance client and read its output.
  * @module
  */
-import type { InstanceClient } from '../../src/client/instance.js';
+import type { InstanceClient } from '../../src/agentctl-client/instance.js';
 import type { CreateInstanceRequest, RefreshRequest, RuntimeCheckpoint, StageEvent } from '../../src/executors/executor.js';
 
 /** One thing an instance holds outside the test process (a directory, a process, a Pod, a PVC). */

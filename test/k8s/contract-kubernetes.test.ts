@@ -6,7 +6,7 @@
  * labelled object at all); what it exposes is those objects and the namespace's Events.
  * @module
  */
-import { profileSnapshot } from '../../src/executors/factory.js';
+import { profileSnapshot } from '../../src/controller/executor-factory.js';
 import { executorContract, type HeldResource } from '../contract/executor-contract.js';
 import { executorOnCluster, imageTemplate } from './support/berth.js';
 import { clusterEnv } from './support/env.js';

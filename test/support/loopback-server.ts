@@ -1,5 +1,5 @@
 /**
- * Loopback HTTP servers for the client unit tests (src/client/*.test.ts). Lives outside src/client
+ * Loopback HTTP servers for the client unit tests (src/agentctl-client/*.test.ts). Lives outside src/client
  * because that folder may not import node:* outside its test files.
  *
  * Register `afterEach(closeServers)` in each test file that uses it.

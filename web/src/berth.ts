@@ -5,7 +5,7 @@
  * backoff until the server answers again (then `epoch` bumps so live views reopen their streams).
  * @module
  */
-import { BerthClient } from '../../src/api/client.js';
+import { BerthClient } from '../../src/api/api-client.js';
 import { BerthApiError, ControllerUnreachableError, StreamBrokenError } from '../../src/api/errors.js';
 import { backoffDelay, sleep } from './lib/backoff.js';
 import { createStore } from './lib/store.js';

@@ -3,7 +3,7 @@
  * text and capped (a huge diff or file must not freeze the page).
  * @module
  */
-import type { BerthClient } from '../../src/api/client.js';
+import type { BerthClient } from '../../src/api/api-client.js';
 
 export interface RunResult {
   stdout: string;

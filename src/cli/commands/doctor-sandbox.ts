@@ -5,7 +5,7 @@
  * @module
  */
 import type { ResolvedConfig } from '../../config/index.js';
-import { createLocalExecutors } from '../../executors/factory.js';
+import { createLocalExecutors } from '../../controller/executor-factory.js';
 import { silentLogger } from '../../shared/logger.js';
 import type { Check } from './doctor.js';
 

@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { LaunchRequest, SessionView } from '../../controller/service.js';
-import type { BerthClient } from '../../api/client.js';
+import type { BerthClient } from '../../api/api-client.js';
 import { parseEnvPairs, parseEnvNames } from '../args.js';
 import { write, type CliContext } from '../context.js';
 import { dataDirArgs, ExitCode, lostDuring, UsageError } from '../exit-codes.js';

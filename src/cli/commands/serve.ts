@@ -5,8 +5,8 @@
  */
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { launchOptionsOf } from '../../api/dashboard/launch-options.js';
-import { DEFAULT_HOST, isLoopbackHost, startServe } from '../../api/serve.js';
+import { launchOptionsOf } from '../../server/dashboard/launch-options.js';
+import { DEFAULT_HOST, isLoopbackHost, startServe } from '../../server/serve.js';
 import { DEFAULT_API_PORT } from '../../api/routes.js';
 import { findInstallRoot, loadConfig } from '../../config/index.js';
 import { VERSION } from '../../shared/version.js';

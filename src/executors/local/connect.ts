@@ -3,7 +3,7 @@
  * exits), then build a control client.
  * @module
  */
-import { ControlClient } from '../../client/index.js';
+import { ControlClient } from '../../agentctl-client/index.js';
 import { httpFetch } from '../../shared/http-fetch.js';
 
 const LOOPBACK = '127.0.0.1';

@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ControlClient, InstanceClient } from '../../client/index.js';
-import { isAgentctlHttpError } from '../../client/index.js';
+import type { ControlClient, InstanceClient } from '../../agentctl-client/index.js';
+import { isAgentctlHttpError } from '../../agentctl-client/index.js';
 import { errorMessage, withRollbackErrors } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { sanitize } from '../../shared/sanitize.js';

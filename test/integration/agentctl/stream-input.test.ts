@@ -3,7 +3,7 @@
  * agentctl: stdin, eof and signals over the output socket, and how malformed frames are answered.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InstanceClient } from '../../../src/client/index.js';
+import { InstanceClient } from '../../../src/agentctl-client/index.js';
 import type { StreamMessage } from '../../../src/protocol/index.js';
 import { AgentctlProcess, cleanup, collectStream, createInstance, tempDir, type InstanceApi } from '../support/agentctl.js';
 

@@ -12,11 +12,11 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { BerthClient, type WebSocketLike } from '../../../src/api/client.js';
-import { DashboardAuth } from '../../../src/api/dashboard/auth.js';
-import { discoverServer } from '../../../src/api/data-dir.js';
+import { BerthClient, type WebSocketLike } from '../../../src/api/api-client.js';
+import { DashboardAuth } from '../../../src/server/dashboard/auth.js';
+import { discoverServer } from '../../../src/server/data-dir.js';
 import { ROUTE_TABLE, type HttpMethod } from '../../../src/api/routes.js';
-import { startServe, type ServeHandle } from '../../../src/api/serve.js';
+import { startServe, type ServeHandle } from '../../../src/server/serve.js';
 import { FakeSessions } from '../../support/fake-sessions.js';
 import { tempDir } from '../cli/helpers.js';
 

@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { discoverServer } from '../../../src/api/data-dir.js';
+import { discoverServer } from '../../../src/server/data-dir.js';
 import { ensureBuilt, makeRepo, runCli, startServeProcess, stopProcess, tempDir } from '../cli/helpers.js';
 
 /** serve's resident memory may not pass this while the clients stall (it idles at ~100 MB). */

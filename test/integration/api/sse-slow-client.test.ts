@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../../src/controller/service.js';
-import { createApiServer, type ApiService } from '../../../src/api/server.js';
+import { createApiServer, type ApiService } from '../../../src/server/server.js';
 
 const TOKEN = 't'.repeat(43);
 

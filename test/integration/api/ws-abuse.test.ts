@@ -11,8 +11,8 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { discoverServer } from '../../../src/api/data-dir.js';
-import { clientForDataDir } from '../../../src/api/node-client.js';
+import { discoverServer } from '../../../src/server/data-dir.js';
+import { clientForDataDir } from '../../../src/server/node-client.js';
 import { ensureBuilt, makeRepo, runCli, startServeProcess, stopProcess, tempDir } from '../cli/helpers.js';
 
 const ROUNDS = 200;

@@ -5,7 +5,7 @@
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, it } from 'vitest';
-import { createApiServer } from '../../../src/api/server.js';
+import { createApiServer } from '../../../src/server/server.js';
 import type { OutputChunkView, SessionService, SessionView } from '../../../src/controller/service.js';
 
 const VIEW = {

@@ -5,7 +5,7 @@
  */
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ServeHandle } from '../../../src/api/serve.js';
+import type { ServeHandle } from '../../../src/server/serve.js';
 import type { FakeSessions } from '../../support/fake-sessions.js';
 import { ensureBuilt, runCli, startFakeServe, tempDir } from './helpers.js';
 

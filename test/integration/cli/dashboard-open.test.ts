@@ -6,8 +6,8 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { discoverServer } from '../../../src/api/data-dir.js';
-import type { ServeHandle } from '../../../src/api/serve.js';
+import { discoverServer } from '../../../src/server/data-dir.js';
+import type { ServeHandle } from '../../../src/server/serve.js';
 import { ensureBuilt, runCli, startFakeServe, tempDir } from './helpers.js';
 
 describe('berth dashboard --open', () => {

@@ -8,7 +8,7 @@ import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSy
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { clientForDataDir } from '../../../src/api/node-client.js';
+import { clientForDataDir } from '../../../src/server/node-client.js';
 import { CLI, ensureBuilt, makeRepo, removeSessionsAndStop, ROOT, runCli, startServeProcess, stopProcess, tempDir } from './helpers.js';
 
 

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startServe, type ServeHandle } from '../../../src/api/serve.js';
+import { startServe, type ServeHandle } from '../../../src/server/serve.js';
 import { FakeSessions, type FakeSessionsOptions } from '../../support/fake-sessions.js';
 
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));

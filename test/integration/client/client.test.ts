@@ -13,8 +13,8 @@ import {
   ControlClient,
   InstanceClient,
   outputText,
-} from '../../../src/client/index.js';
-import type { WebSocketFactory, WebSocketLike } from '../../../src/client/index.js';
+} from '../../../src/agentctl-client/index.js';
+import type { WebSocketFactory, WebSocketLike } from '../../../src/agentctl-client/index.js';
 import { AgentctlProcess, cleanup, tempDir } from '../support/agentctl.js';
 
 const dirs: string[] = [];

@@ -15,7 +15,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { findInstallRoot, loadConfig, type ResolvedConfig } from '../../../src/config/index.js';
 import type { Executor } from '../../../src/executors/executor.js';
-import { createExecutors, type ExecutorDeps } from '../../../src/executors/factory.js';
+import { createExecutors, type ExecutorDeps } from '../../../src/controller/executor-factory.js';
 import { silentLogger, type Logger } from '../../../src/shared/logger.js';
 import { createController, type Controller } from '../../../src/controller/index.js';
 import type { SessionView } from '../../../src/controller/service.js';

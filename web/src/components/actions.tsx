@@ -1,7 +1,7 @@
 /** Stop / resume / remove, enabled per state; remove asks first, naming what will be deleted. @module */
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import type { BerthClient } from '../../../src/api/client.js';
+import type { BerthClient } from '../../../src/api/api-client.js';
 import type { SessionView } from '../../../src/controller/service.js';
 import { errorBanner, errorMessage, handleError, launchOptions } from '../berth.js';
 import { sessionTitle } from '../lib/format.js';

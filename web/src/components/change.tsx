@@ -5,7 +5,7 @@
  */
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import type { BerthClient } from '../../../src/api/client.js';
+import type { BerthClient } from '../../../src/api/api-client.js';
 import { errorMessage, handleError } from '../berth.js';
 import { buildTree, diffLineKind, type TreeDir } from '../lib/file-tree.js';
 import { parseGitStatus, type GitStatus } from '../lib/git-status.js';

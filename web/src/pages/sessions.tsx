@@ -2,7 +2,7 @@
 import type { JSX } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { SessionState, SessionView } from '../../../src/controller/service.js';
-import type { BerthClient } from '../../../src/api/client.js';
+import type { BerthClient } from '../../../src/api/api-client.js';
 import { BerthApiError } from '../../../src/api/errors.js';
 import { epoch, errorMessage, handleError, markDown } from '../berth.js';
 import { StateBadge } from '../components/state-badge.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseKubernetesConnection, type KubernetesConnectionInput } from './connection.js';
-import { ConfigFieldError } from './errors.js';
+import { ConfigFieldError } from '../../../shared/config-field-error.js';
 
 const E = 'executors.cluster';
 

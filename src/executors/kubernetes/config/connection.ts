@@ -7,7 +7,7 @@
 import { isAbsolute } from 'node:path';
 import type { AuthMode, KubernetesConnection } from '../types.js';
 import { CONNECTION_DEFAULTS, REQUEST_TIMEOUT_MAX_SECONDS, REQUEST_TIMEOUT_MIN_SECONDS } from './defaults.js';
-import { ConfigFieldError } from './errors.js';
+import { ConfigFieldError } from '../../../shared/config-field-error.js';
 import { isDns1123Label } from './identifiers.js';
 import { field } from './paths.js';
 

@@ -1,13 +1,9 @@
 /**
- * Errors of the Kubernetes configuration. Field errors are the controller config's own
+ * Errors of the Kubernetes configuration. Field errors are the shared
  * `ConfigFieldError` (dotted path + "must …" detail), so `berth.yaml` problems read the same
  * whichever executor they concern.
  * @module
  */
-import { ConfigFieldError } from '../../../config/errors.js';
-
-export { ConfigFieldError };
-
 /** Thrown when a recorded profile snapshot cannot be decoded or no longer validates. */
 export class ProfileSnapshotError extends Error {
   override readonly name = 'ProfileSnapshotError';

@@ -4,7 +4,8 @@
  * @module
  */
 export { CONNECTION_DEFAULTS, PROFILE_DEFAULTS, BUDGET_DEFAULTS, BUDGET_MIN_SECONDS, BUDGET_MAX_SECONDS } from './defaults.js';
-export { ConfigFieldError, ProfileSnapshotError } from './errors.js';
+export { ConfigFieldError } from '../../../shared/config-field-error.js';
+export { ProfileSnapshotError } from './errors.js';
 export { parseKubernetesConnection, type KubernetesConnectionInput } from './connection.js';
 export { parseKubernetesProfile, PLATFORMS, BUDGET_KEYS, type KubernetesProfileInput, type ProfileLocation } from './profile.js';
 export { parseWorkspace, WORKSPACE_MODES, ACCESS_MODES, type WorkspaceInput } from './workspace.js';

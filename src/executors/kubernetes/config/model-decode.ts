@@ -9,7 +9,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { closestKey } from '../../../shared/edit-distance.js';
-import { ConfigFieldError } from './errors.js';
+import { ConfigFieldError } from '../../../shared/config-field-error.js';
 import { parseQuantity } from './quantity.js';
 import { field, item } from './paths.js';
 

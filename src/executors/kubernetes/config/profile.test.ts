@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BUDGET_DEFAULTS } from './defaults.js';
-import { ConfigFieldError } from './errors.js';
+import { ConfigFieldError } from '../../../shared/config-field-error.js';
 import { parseKubernetesProfile, type KubernetesProfileInput } from './profile.js';
 
 const K = 'profiles.k8s.kubernetes';

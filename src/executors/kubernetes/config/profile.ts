@@ -6,7 +6,7 @@
  */
 import type { KubernetesProfile, Platform, WaitBudgets } from '../types.js';
 import { BUDGET_DEFAULTS, BUDGET_MAX_SECONDS, BUDGET_MIN_SECONDS, PROFILE_DEFAULTS } from './defaults.js';
-import { ConfigFieldError } from './errors.js';
+import { ConfigFieldError } from '../../../shared/config-field-error.js';
 import { isDns1123Label } from './identifiers.js';
 import { field } from './paths.js';
 import { checkReservedFields } from './reserved.js';

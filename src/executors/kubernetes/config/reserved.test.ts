@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigFieldError } from './errors.js';
+import { ConfigFieldError } from '../../../shared/config-field-error.js';
 import { checkReservedFields, isReservedPath } from './reserved.js';
 import { parsePodTemplate } from './template.js';
 

@@ -18,7 +18,7 @@ import {
   RESERVED_MOUNT_PATHS,
   VOLUME,
 } from '../constants.js';
-import { ConfigFieldError } from './errors.js';
+import { ConfigFieldError } from '../../../shared/config-field-error.js';
 import { isLabelValue, isQualifiedName } from './identifiers.js';
 import { field, item } from './paths.js';
 

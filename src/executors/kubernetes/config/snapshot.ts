@@ -10,7 +10,8 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { KubernetesConnection, KubernetesProfile } from '../types.js';
-import { ConfigFieldError, ProfileSnapshotError } from './errors.js';
+import { ConfigFieldError } from '../../../shared/config-field-error.js';
+import { ProfileSnapshotError } from './errors.js';
 import { parseKubernetesProfile } from './profile.js';
 
 export const SNAPSHOT_VERSION = 1;

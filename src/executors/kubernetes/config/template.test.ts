@@ -1,6 +1,6 @@
 import { V1Container, V1PodTemplateSpec } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { ConfigFieldError } from './errors.js';
+import { ConfigFieldError } from '../../../shared/config-field-error.js';
 import { parsePodTemplate } from './template.js';
 
 const P = 'profiles.k8s.kubernetes.pod_template';

@@ -8,7 +8,7 @@
 import type { V1PodTemplateSpec } from '@kubernetes/client-node';
 import { LineCounter, parseAllDocuments, type Document } from 'yaml';
 import { MAX_TEMPLATE_BYTES } from '../constants.js';
-import { ConfigFieldError } from './errors.js';
+import { ConfigFieldError } from '../../../shared/config-field-error.js';
 import { decodeModel, isPlainObject } from './model-decode.js';
 import { field } from './paths.js';
 

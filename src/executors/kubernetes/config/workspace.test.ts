@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigFieldError } from './errors.js';
+import { ConfigFieldError } from '../../../shared/config-field-error.js';
 import { parseWorkspace, type WorkspaceInput } from './workspace.js';
 
 const W = 'profiles.k8s.kubernetes.workspace';

@@ -6,7 +6,7 @@
  */
 import type { AccessMode, WorkspaceConfig, WorkspaceMode } from '../types.js';
 import { PROFILE_DEFAULTS } from './defaults.js';
-import { ConfigFieldError } from './errors.js';
+import { ConfigFieldError } from '../../../shared/config-field-error.js';
 import { isDns1123Subdomain } from './identifiers.js';
 import { field } from './paths.js';
 import { isPositiveQuantity } from './quantity.js';

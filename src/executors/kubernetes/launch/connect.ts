@@ -6,7 +6,7 @@
  * the recorded token first, the recorded nonce only when agentctl restarted.
  * @module
  */
-import { ControlClient, isAgentctlHttpError, type InstanceClient } from '../../../client/index.js';
+import { ControlClient, isAgentctlHttpError, type InstanceClient } from '../../../agentctl-client/index.js';
 import { errorMessage } from '../../../shared/errors.js';
 import { httpFetch } from '../../../shared/http-fetch.js';
 import { LaunchError } from '../../executor.js';

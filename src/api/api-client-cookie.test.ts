@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BerthClient } from './client.js';
+import { BerthClient } from './api-client.js';
 
 /** A fetch that records each call and answers `body` as JSON. */
 function recorder(body: unknown): { fetch: typeof fetch; calls: { url: string; init: RequestInit }[] } {

@@ -8,10 +8,10 @@ import type { ExecutorConfig, LocalExecutorConfig, ResolvedConfig } from '../con
 import { findInstallRoot, launchTargetNames, resolveProfile, type ResolvedProfile } from '../config/index.js';
 import { ensureInstallationId } from '../shared/installation-id.js';
 import type { Logger } from '../shared/logger.js';
-import type { Executor, ExecutorProfileSnapshot } from './executor.js';
-import { defaultArtifactPaths, KubernetesExecutor, PROFILE_SETTING } from './kubernetes/index.js';
-import { encodeProfileSnapshot } from './kubernetes/config/index.js';
-import { findOnPath, hostSecretPaths, LocalExecutor, userHomes, type LocalExecutorOptions } from './local/index.js';
+import type { Executor, ExecutorProfileSnapshot } from '../executors/executor.js';
+import { defaultArtifactPaths, KubernetesExecutor, PROFILE_SETTING } from '../executors/kubernetes/index.js';
+import { encodeProfileSnapshot } from '../executors/kubernetes/config/index.js';
+import { findOnPath, hostSecretPaths, LocalExecutor, userHomes, type LocalExecutorOptions } from '../executors/local/index.js';
 
 /** What every executor may need from the controller that builds it. */
 export interface ExecutorDeps {

@@ -8,7 +8,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import type { z } from 'zod';
 import type { OutputChunkView } from '../controller/service.js';
 import { HttpError, toErrorResponse } from './error-response.js';
-import type { OutputChunkWire } from './schemas.js';
+import type { OutputChunkWire } from '../api/schemas.js';
 
 /** Reads and parses a JSON body, then decodes it with `schema`; 400 naming the field on failure. */
 export async function readJson<S extends z.ZodType>(req: IncomingMessage, schema: S, maxBytes: number): Promise<z.infer<S>> {

@@ -9,7 +9,7 @@ import type { SessionService, ShellSession } from '../controller/service.js';
 import { sendWithin } from './backpressure.js';
 import { toErrorResponse } from './error-response.js';
 import { toWire } from './http-util.js';
-import { ShellClientMessageSchema, type ShellClientMessage, type ShellServerMessage } from './schemas.js';
+import { ShellClientMessageSchema, type ShellClientMessage, type ShellServerMessage } from '../api/schemas.js';
 
 export interface ShellRequest {
   id: string;

@@ -18,9 +18,9 @@ import { serveStatic } from './dashboard/static.js';
 import { writeLine } from './backpressure.js';
 import { HttpError, toErrorResponse } from './error-response.js';
 import { queryFlag, queryInt, readJson, sendError, sendJson, toWire } from './http-util.js';
-import { generateOpenApi } from './openapi.js';
-import { matchRoute, type Operation } from './routes.js';
-import { ExecRequestSchema, InputRequestSchema, LaunchRequestSchema, type ExecMessage, type LaunchOptions, type LogMessage } from './schemas.js';
+import { generateOpenApi } from '../api/openapi.js';
+import { matchRoute, type Operation } from '../api/routes.js';
+import { ExecRequestSchema, InputRequestSchema, LaunchRequestSchema, type ExecMessage, type LaunchOptions, type LogMessage } from '../api/schemas.js';
 import { resolveSessionRef } from './session-ref.js';
 import { attachShellRoute } from './shell-route.js';
 

@@ -38,7 +38,7 @@ import {
   type LaunchOptions,
   type ShellClientMessage,
 } from './schemas.js';
-import { base64ToBytes, bytesToBase64, readNdjson, readSse } from './streams.js';
+import { base64ToBytes, bytesToBase64, readNdjson, readSse } from '../server/streams.js';
 
 /** The subset of the WHATWG WebSocket the client uses (the browser's and `ws` both fit). */
 export interface WebSocketLike {

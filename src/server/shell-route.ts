@@ -9,9 +9,9 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { SessionService } from '../controller/service.js';
 import type { Gate } from './dashboard/gate.js';
-import { matchRoute } from './routes.js';
+import { matchRoute } from '../api/routes.js';
 import { resolveSessionRef } from './session-ref.js';
-import { MAX_SHELL_FRAME_BYTES } from './schemas.js';
+import { MAX_SHELL_FRAME_BYTES } from '../api/schemas.js';
 import { bridgeShell, type BridgeLogger } from './shell-bridge.js';
 
 /** Serves the shell WebSocket on `server`'s upgrade requests (every other upgrade gets a 404). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LaunchValidationError, SessionNotFoundError, SessionStateError } from '../controller/service.js';
-import { AgentctlHttpError } from '../client/index.js';
+import { AgentctlHttpError } from '../agentctl-client/index.js';
 import { HttpError, toErrorResponse } from './error-response.js';
 
 describe('toErrorResponse', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BerthClient, type WebSocketLike } from './client.js';
+import { BerthClient, type WebSocketLike } from './api-client.js';
 import { MAX_SHELL_FRAME_BYTES, ShellClientMessageSchema } from './schemas.js';
 
 /** An open socket that records the frames sent on it. */

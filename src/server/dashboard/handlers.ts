@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError } from '../error-response.js';
 import { readJson, sendJson } from '../http-util.js';
-import { DashboardLoginRequestSchema } from '../schemas.js';
+import { DashboardLoginRequestSchema } from '../../api/schemas.js';
 import type { DashboardAuth } from './auth.js';
 import type { Caller, Gate } from './gate.js';
 import { cookieValue } from './guard.js';

@@ -6,7 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import { acquireServeLock, removeServeInfo, writeApiToken, writeServeInfo } from './data-dir.js';
 import { hostName } from './dashboard/guard.js';
-import type { LaunchOptions } from './schemas.js';
+import type { LaunchOptions } from '../api/schemas.js';
 import { createApiServer, type ApiLogger, type ApiService } from './server.js';
 import { terminateShells } from './shell-route.js';
 

@@ -4,7 +4,7 @@
  * @module
  */
 import { directLaunchProblem, launchTargetNames, resolveProfile, type ResolvedConfig } from '../../config/index.js';
-import type { LaunchOptions } from '../schemas.js';
+import type { LaunchOptions } from '../../api/schemas.js';
 
 export function launchOptionsOf(config: ResolvedConfig): LaunchOptions {
   const targets: LaunchOptions['targets'] = [];

@@ -5,8 +5,8 @@
  * @module
  */
 import { sanitize } from '../shared/sanitize.js';
-import { STATUS_OF } from './errors.js';
-import type { ApiErrorCode, ErrorBody } from './schemas.js';
+import { STATUS_OF } from '../api/errors.js';
+import type { ApiErrorCode, ErrorBody } from '../api/schemas.js';
 
 /** An error the server answers with a chosen status and code (like Hono's HTTPException). */
 export class HttpError extends Error {
