@@ -41,6 +41,18 @@ export default tseslint.config(
     },
   },
   {
+    // Size limits (README: Architecture): a file over 400 lines wants splitting, and a function over 80
+    // (blank lines and comments not counted) says why on the line before it:
+    // `// eslint-disable-next-line max-lines-per-function -- <reason>`. Tests are exempt (a test file
+    // is a list of cases, and one `describe` callback holds them all).
+    files: ['src/**/*.ts', 'web/**/*.ts', 'web/**/*.tsx'],
+    ignores: ['**/*.test.ts', '**/*.test.tsx'],
+    rules: {
+      'max-lines': ['error', { max: 400 }],
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,
   },

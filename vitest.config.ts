@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
 // Four projects, one per cost class:
-//  - unit: pure logic beside the code (src/**/*.test.ts), no processes, no network;
+//  - unit: pure logic beside the code (src/**/*.test.ts, scripts/*.test.mjs), no processes, no network;
 //  - integration: real child processes (the built agentctl bundle, the berth controller) on loopback;
 //  - browser: the dashboard in Debian's Chromium (headless, playwright-core) against a real berth serve;
 //  - k8s: the real test cluster under test/cluster (scripts/test.sh brings it up and down).
@@ -17,7 +17,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['src/**/*.test.ts', 'web/src/**/*.test.ts', 'bench/**/*.test.ts'],
+          include: ['src/**/*.test.ts', 'test/unit/**/*.test.ts', 'web/src/**/*.test.ts', 'bench/**/*.test.ts', 'scripts/**/*.test.mjs'],
           environment: 'node',
         },
       },

@@ -8,7 +8,7 @@ import { InboundBudget, frameSize, type BudgetAction } from './inbound-budget.js
 import { isRetryable } from './retry.js';
 import type { WebSocketLike } from './websocket.js';
 
-export type SocketEvent =
+type SocketEvent =
   | { kind: 'open' }
   | { kind: 'message'; data: unknown }
   | { kind: 'closed'; detail: string; cause?: unknown }

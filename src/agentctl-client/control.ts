@@ -19,7 +19,7 @@ import { InstanceClient } from './instance.js';
 import type { RetryOptions } from './retry.js';
 import type { WebSocketFactory } from './websocket.js';
 
-export interface ControlClientOptions extends HttpClientOptions {
+interface ControlClientOptions extends HttpClientOptions {
   /** A token from an earlier handshake with the same agentctl process (reconnect without the nonce). */
   readonly token?: string;
   /** Passed on to instance clients. @default the `ws` package */
@@ -33,7 +33,7 @@ export interface ControlClientOptions extends HttpClientOptions {
 }
 
 /** Per-instance overrides of `ControlClient.instance`. */
-export interface InstanceClientOverrides {
+interface InstanceClientOverrides {
   /** Overrides `ControlClientOptions.instanceBaseUrl` for this client. */
   readonly baseUrl?: string;
   readonly timeoutMs?: number;

@@ -12,7 +12,7 @@ export interface RequestDescription {
 }
 
 /** Base class of every error thrown by the agentctl client. */
-export abstract class AgentctlError extends Error {
+abstract class AgentctlError extends Error {
   /** HTTP method of the failed call (`WS` for the output stream). */
   readonly method: string;
   /** Route path of the failed call, without query string. */
@@ -53,7 +53,7 @@ export class AgentctlHttpError extends AgentctlError {
 }
 
 /** agentctl could not start the requested command; `errno` says why (`ENOENT`: not found, `EACCES`: not executable, …). */
-export type SpawnFailedError = AgentctlHttpError & { readonly code: 'spawn_failed'; readonly errno: string };
+type SpawnFailedError = AgentctlHttpError & { readonly code: 'spawn_failed'; readonly errno: string };
 
 /** Thrown when agentctl cannot be reached: connection refused or reset, DNS failure, socket closed. */
 export class AgentctlUnreachableError extends AgentctlError {
@@ -105,7 +105,7 @@ export class AgentctlStreamError extends AgentctlError {
 }
 
 /** Why an ambiguous create could not be accepted after re-reading the instance. */
-export type ReconcileFailure = 'workspace_mismatch' | 'read_failed';
+type ReconcileFailure = 'workspace_mismatch' | 'read_failed';
 
 /**
  * Thrown by createInstance when the create was ambiguous (timeout, reset, 5xx) and re-reading the
@@ -154,10 +154,10 @@ export function isAgentctlTimeoutError(err: unknown): err is AgentctlTimeoutErro
 export function isProtocolError(err: unknown): err is ProtocolError {
   return err instanceof ProtocolError || hasName(err, 'ProtocolError');
 }
-export function isAgentctlStreamError(err: unknown): err is AgentctlStreamError {
+function isAgentctlStreamError(err: unknown): err is AgentctlStreamError {
   return err instanceof AgentctlStreamError || hasName(err, 'AgentctlStreamError');
 }
-export function isAgentctlReconcileError(err: unknown): err is AgentctlReconcileError {
+function isAgentctlReconcileError(err: unknown): err is AgentctlReconcileError {
   return err instanceof AgentctlReconcileError || hasName(err, 'AgentctlReconcileError');
 }
 

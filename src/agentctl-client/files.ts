@@ -8,21 +8,21 @@ import { base64ToBytes, bytesToBase64, bytesToText } from './base64.js';
 import { ProtocolError } from './errors.js';
 import type { CallOptions, HttpTransport } from './http.js';
 
-export interface TreeOptions extends CallOptions {
+interface TreeOptions extends CallOptions {
   /** Directory to list, relative to the workspace. @default "." */
   readonly path?: string;
   /** Levels to descend (max 32). @default 1 */
   readonly depth?: number;
 }
 
-export interface WriteFileOptions extends CallOptions {
+interface WriteFileOptions extends CallOptions {
   /** File mode, e.g. 0o644. */
   readonly mode?: number;
   /** Create missing parent directories. @default true */
   readonly mkdirs?: boolean;
 }
 
-export interface DeleteFileOptions extends CallOptions {
+interface DeleteFileOptions extends CallOptions {
   /** Required to delete a directory with its contents. @default false */
   readonly recursive?: boolean;
 }

@@ -6,14 +6,14 @@ import { GitCommitResponseSchema, GitDiffSchema, GitLogSchema, GitStatusSchema, 
 import type { GitCommitRequest, GitCommitResponse, GitDiff, GitLog, GitStatus } from '../protocol/index.js';
 import type { CallOptions, HttpTransport } from './http.js';
 
-export interface DiffOptions extends CallOptions {
+interface DiffOptions extends CallOptions {
   /** A ref to diff against; absent = unstaged changes against the index. */
   readonly base?: string;
   /** Limit the diff to this path. */
   readonly path?: string;
 }
 
-export interface LogOptions extends CallOptions {
+interface LogOptions extends CallOptions {
   /** Max commits (max 1000). @default 50 */
   readonly limit?: number;
   /** @default "HEAD" */

@@ -20,7 +20,7 @@ import type { ResolvedRetryOptions, RetryOptions } from './retry.js';
 import { sanitize } from '../shared/sanitize.js';
 
 /** What the client reads of a response (a fetch Response has it all). */
-export interface FetchResponse {
+interface FetchResponse {
   readonly ok: boolean;
   readonly status: number;
   text(): Promise<string>;
@@ -30,10 +30,10 @@ export interface FetchResponse {
 export type FetchLike = (url: string, init: RequestInit) => Promise<FetchResponse>;
 
 /** Longest message text kept from a server or a cause. */
-export const MAX_MESSAGE_LENGTH = 1024;
+const MAX_MESSAGE_LENGTH = 1024;
 
 /** Default per-call timeout, in ms. */
-export const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_TIMEOUT_MS = 10_000;
 
 /** Options shared by the control and instance clients. */
 export interface HttpClientOptions {
@@ -55,11 +55,11 @@ export interface CallOptions {
   readonly timeoutMs?: number;
 }
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
-export type QueryValue = string | number | boolean | undefined;
+type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+type QueryValue = string | number | boolean | undefined;
 
 /** One call, described once so URL, retry and decoding cannot disagree. */
-export interface RequestSpec<T> {
+interface RequestSpec<T> {
   readonly method: HttpMethod;
   readonly path: string;
   readonly query?: Readonly<Record<string, QueryValue>>;
@@ -106,7 +106,7 @@ export function toWebSocketUrl(httpUrl: string): string {
 }
 
 /** Positive integer check for timeouts and similar options. */
-export function checkPositive(value: number, option: string): number {
+function checkPositive(value: number, option: string): number {
   if (!(Number.isFinite(value) && value > 0)) throw new TypeError(`${option} must be a positive number`);
   return value;
 }

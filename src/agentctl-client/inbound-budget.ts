@@ -7,9 +7,9 @@
  */
 
 /** Bytes a dial may queue before its socket is paused. @default 1 MiB */
-export const DEFAULT_HIGH_WATER_BYTES = 1 << 20;
+const DEFAULT_HIGH_WATER_BYTES = 1 << 20;
 /** Bytes a dial may queue at all before it is cut. @default 8 MiB */
-export const DEFAULT_HARD_CAP_BYTES = 8 << 20;
+const DEFAULT_HARD_CAP_BYTES = 8 << 20;
 
 /** What the owner of the socket should do after a change of the queued bytes. */
 export type BudgetAction = 'pause' | 'resume' | 'cut' | null;

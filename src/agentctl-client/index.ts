@@ -14,40 +14,16 @@
  * @module
  */
 export { ControlClient } from './control.js';
-export type { ControlClientOptions, InstanceClientOverrides } from './control.js';
 export { InstanceClient } from './instance.js';
-export type { AllOutput, InstanceClientOptions, ReadOutputOptions, TokenSource, WriteStdinOptions } from './instance.js';
 export { FilesClient } from './files.js';
-export type { DeleteFileOptions, TreeOptions, WriteFileOptions } from './files.js';
 export { GitClient } from './git.js';
-export type { DiffOptions, LogOptions } from './git.js';
-export { ProcessAttachment } from './attach.js';
-export type { AttachOptions } from './attach.js';
-export { OutputStream } from './stream.js';
-export type { StreamOutputOptions } from './stream.js';
-export { DEFAULT_TIMEOUT_MS } from './http.js';
-export type { CallOptions, FetchLike, HttpClientOptions } from './http.js';
-export { DEFAULT_RETRY } from './retry.js';
-export type { RetryOptions } from './retry.js';
+export type { FetchLike } from './http.js';
 export type { WebSocketFactory, WebSocketLike } from './websocket.js';
 export { chunkBytes, outputText } from './output.js';
-export { bytesToText } from './base64.js';
 export {
-  AgentctlError,
   AgentctlHttpError,
-  AgentctlReconcileError,
-  AgentctlStreamError,
-  AgentctlTimeoutError,
   AgentctlUnreachableError,
-  ProtocolError,
-  isAgentctlError,
   isAgentctlHttpError,
-  isAgentctlReconcileError,
-  isAgentctlStreamError,
-  isAgentctlTimeoutError,
   isAgentctlUnreachableError,
-  isProtocolError,
   isSpawnFailedError,
-  mayHaveBeenApplied,
 } from './errors.js';
-export type { ReconcileFailure, SpawnFailedError } from './errors.js';

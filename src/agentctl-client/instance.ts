@@ -34,9 +34,9 @@ import { loadDefaultWebSocketFactory } from './websocket.js';
 import type { WebSocketFactory } from './websocket.js';
 
 /** A bearer token, or a function returning the current one (so a re-handshake reaches every client). */
-export type TokenSource = string | (() => string);
+type TokenSource = string | (() => string);
 
-export interface InstanceClientOptions extends HttpClientOptions {
+interface InstanceClientOptions extends HttpClientOptions {
   /** The instance server, e.g. `http://127.0.0.1:41001` or the local end of its port-forward. */
   readonly baseUrl: string;
   readonly token: TokenSource;
@@ -46,12 +46,12 @@ export interface InstanceClientOptions extends HttpClientOptions {
   readonly webSocket?: WebSocketFactory;
 }
 
-export interface WriteStdinOptions extends CallOptions {
+interface WriteStdinOptions extends CallOptions {
   /** Close stdin after writing. @default false */
   readonly eof?: boolean;
 }
 
-export interface ReadOutputOptions extends CallOptions {
+interface ReadOutputOptions extends CallOptions {
   /** First sequence number. @default 0 */
   readonly from?: number;
   /** Max chunks (max LIMITS.maxOutputPage). @default LIMITS.maxOutputPage */
@@ -59,7 +59,7 @@ export interface ReadOutputOptions extends CallOptions {
 }
 
 /** Everything `readAllOutput` could read. */
-export interface AllOutput {
+interface AllOutput {
   readonly chunks: OutputChunk[];
   /** Where to continue reading (or streaming) from. */
   readonly next: number;
@@ -70,7 +70,7 @@ export interface AllOutput {
 }
 
 /** Reads a token source, refusing an empty token. */
-export function currentToken(source: TokenSource): string {
+function currentToken(source: TokenSource): string {
   const token = typeof source === 'function' ? source() : source;
   if (token === '') throw new TypeError('token must not be empty (call handshake first)');
   return token;

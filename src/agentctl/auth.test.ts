@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Auth } from './auth.js';
-import { ConfigFieldError, HttpError } from './errors.js';
+import { ConfigFieldError } from '../shared/config-field-error.js';
+import { HttpError } from '../shared/http/index.js';
 
 const dirs: string[] = [];
 afterEach(() => {

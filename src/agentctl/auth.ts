@@ -8,21 +8,13 @@
  * handshake reads, every handshake is refused.
  * @module
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { ENV, HEADER } from '../protocol/index.js';
-import { ConfigFieldError, HttpError } from './errors.js';
+import { ConfigFieldError } from '../shared/config-field-error.js';
+import { bearerToken, tokenMatches } from '../shared/http/index.js';
+import { protocolError } from './errors.js';
 import { takeNonceFile } from './nonce-file.js';
-
-/** The scheme name is case-insensitive (RFC 9110 §11.1); the token is not. */
-const BEARER = /^Bearer ([^\s]+)$/i;
-
-/** Hashing first gives equal-length inputs, so `timingSafeEqual` leaks neither content nor length. */
-function constantTimeEqual(a: string, b: string): boolean {
-  const ha = createHash('sha256').update(a, 'utf8').digest();
-  const hb = createHash('sha256').update(b, 'utf8').digest();
-  return timingSafeEqual(ha, hb);
-}
 
 export class Auth {
   #nonce: string | null;
@@ -49,15 +41,15 @@ export class Auth {
         this.#nonce = takeNonceFile(this.#nonceFile) ?? this.#nonce;
       } catch (err) {
         if (!(err instanceof ConfigFieldError)) throw err;
-        throw new HttpError('forbidden', `the nonce file is unusable: ${err.message}`);
+        throw protocolError('forbidden', `the nonce file is unusable: ${err.message}`);
       }
     }
     if (this.#nonce === null) {
-      throw new HttpError('forbidden', `handshake is disabled: agentctl was started without ${ENV.bootstrapNonce} or its nonce file`);
+      throw protocolError('forbidden', `handshake is disabled: agentctl was started without ${ENV.bootstrapNonce} or its nonce file`);
     }
     // Compare before looking at `#consumed` so both failure paths cost the same.
-    const matches = constantTimeEqual(nonce, this.#nonce);
-    if (!matches || this.#consumed) throw new HttpError('forbidden', 'invalid or already-consumed nonce');
+    const matches = tokenMatches(nonce, this.#nonce);
+    if (!matches || this.#consumed) throw protocolError('forbidden', 'invalid or already-consumed nonce');
     this.#consumed = true;
     this.#token = randomBytes(32).toString('hex');
     return this.#token;
@@ -65,12 +57,9 @@ export class Auth {
 
   /** Throws 401 unless the request carries `Authorization: Bearer <token>`. */
   verifyBearer(req: IncomingMessage): void {
-    const header = req.headers[HEADER.authorization];
-    const match = typeof header === 'string' ? BEARER.exec(header) : null;
-    if (match === null) throw new HttpError('unauthorized', 'missing or invalid Authorization header');
-    if (this.#token === null || !constantTimeEqual(match[1] as string, this.#token)) {
-      throw new HttpError('unauthorized', 'invalid auth token');
-    }
+    const presented = bearerToken(req);
+    if (presented === undefined) throw protocolError('unauthorized', 'missing or invalid Authorization header');
+    if (!tokenMatches(presented, this.#token)) throw protocolError('unauthorized', 'invalid auth token');
   }
 
   /** Throws 401 (token) or 403 (instance id) unless the request targets `instanceId` with the token. */
@@ -78,8 +67,8 @@ export class Auth {
     this.verifyBearer(req);
     const header = req.headers[HEADER.instanceId];
     if (typeof header !== 'string' || header === '') {
-      throw new HttpError('forbidden', `missing X-Instance-ID header`);
+      throw protocolError('forbidden', `missing X-Instance-ID header`);
     }
-    if (header !== instanceId) throw new HttpError('forbidden', 'X-Instance-ID does not match this instance');
+    if (header !== instanceId) throw protocolError('forbidden', 'X-Instance-ID does not match this instance');
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseAgentctlConfig, parsePortList } from './config.js';
-import { ConfigFieldError } from './errors.js';
+import { ConfigFieldError } from '../shared/config-field-error.js';
 
 function fieldError(fn: () => unknown): ConfigFieldError {
   try {

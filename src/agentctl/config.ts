@@ -4,10 +4,10 @@
  * @module
  */
 import { DEFAULT_CONTROL_PORT, DEFAULT_INSTANCE_PORTS, ENV, LIMITS } from '../protocol/index.js';
-import { ConfigFieldError } from './errors.js';
+import { ConfigFieldError } from '../shared/config-field-error.js';
 import { parsePassEnv } from './processes/child-env.js';
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export interface ResolvedAgentctlConfig {

@@ -5,16 +5,14 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
-import { controlRoutes, CreateInstanceRequestSchema, HandshakeRequestSchema } from '../protocol/index.js';
+import { controlRoutes, CreateInstanceRequestSchema, HandshakeRequestSchema, LIMITS } from '../protocol/index.js';
+import { readJson, rejectUpgrade, Router } from '../shared/http/index.js';
 import { outlastClients } from '../shared/keep-alive.js';
 import type { Auth } from './auth.js';
-import { readJson } from './http/body.js';
 import { closeServer, listen } from './http/listen.js';
-import { rejectUpgrade } from './http/upgrade.js';
-import { Router } from './http/router.js';
 import { createRequestListener, type Route } from './http/server.js';
 import type { InstanceManager } from './instances.js';
-import { HttpError } from './errors.js';
+import { protocolError } from './errors.js';
 import { VERSION } from './version.js';
 
 const HANDSHAKE_MAX_BYTES = 4096;
@@ -40,7 +38,7 @@ function controlRouter(auth: Auth, instances: InstanceManager, log: Logger): Rou
   r.add('GET', controlRoutes.instances, { handler: () => ({ status: 200, body: { instances: instances.list() } }) });
   r.add('POST', controlRoutes.instances, {
     handler: async ({ req }) => {
-      const { created, info } = await instances.create(await readJson(req, CreateInstanceRequestSchema));
+      const { created, info } = await instances.create(await readJson(req, CreateInstanceRequestSchema, LIMITS.maxBodyBytes));
       return { status: created ? 201 : 200, body: info };
     },
   });
@@ -58,7 +56,7 @@ export function createControlServer(auth: Auth, instances: InstanceManager, log:
   const server = outlastClients(createServer(createRequestListener(controlRouter(auth, instances, log), (req) => auth.verifyBearer(req), log)));
   server.on('upgrade', (_req, socket) => {
     socket.on('error', () => undefined);
-    rejectUpgrade(socket, new HttpError('not_found', 'the control server has no WebSocket routes'));
+    rejectUpgrade(socket, protocolError('not_found', 'the control server has no WebSocket routes'));
   });
   server.on('clientError', (_err, socket) => socket.destroy());
   return server;

@@ -12,7 +12,7 @@ import { closeServer, createControlServer, listen } from './control-server.js';
 import { InstanceManager } from './instances.js';
 import { VERSION } from './version.js';
 
-export interface Daemon {
+interface Daemon {
   /** Stops accepting requests, stops every instance (children: SIGTERM, then SIGKILL) and closes. */
   stop(): Promise<void>;
 }

@@ -1,41 +1,16 @@
 /**
- * Errors of the agentctl daemon. Every failure a request can hit becomes one `HttpError`, which the
- * HTTP layer turns into the protocol's `{"error":{"code","message"}}` body in one place.
+ * Errors of the agentctl daemon. Every failure a request can hit becomes one `HttpError` (the
+ * shared HTTP kit's) with a code of the protocol, which the HTTP layer turns into the protocol's
+ * `{"error":{"code","message"}}` body in one place. Config errors are the shared `ConfigFieldError`.
  * @module
  */
-import { ERROR_STATUS, type ErrorCode } from '../protocol/index.js';
+import { ERROR_CODES, ERROR_STATUS, type ErrorCode } from '../protocol/index.js';
+import { httpErrorFactory, isHttpError, type HttpError } from '../shared/http/index.js';
 
-/** Thrown by route handlers and helpers for any failure that maps to a protocol error code. */
-export class HttpError extends Error {
-  override readonly name = 'HttpError';
-  readonly status: number;
-  /** For `spawn_failed`: the errno of the failed spawn, sent in the body's `errno` field. */
-  readonly errno: string | undefined;
+/** An HttpError with a protocol code, sent with the status the protocol gives that code. */
+export const protocolError = httpErrorFactory<ErrorCode>(ERROR_STATUS);
 
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    options?: { cause?: unknown; errno?: string },
-  ) {
-    super(message, options);
-    this.status = ERROR_STATUS[code];
-    this.errno = options?.errno;
-  }
-}
-
-/** Type guard that survives duplicate module copies (checks the stable `name`). */
-export function isHttpError(err: unknown): err is HttpError {
-  return err instanceof Error && err.name === 'HttpError' && 'code' in err && 'status' in err;
-}
-
-/** Thrown by config parsing when an environment variable is malformed; `path` names the variable. */
-export class ConfigFieldError extends Error {
-  override readonly name = 'ConfigFieldError';
-
-  constructor(
-    readonly path: string,
-    message: string,
-  ) {
-    super(`${path}: ${message}`);
-  }
+/** Type guard for an HttpError with a protocol code (survives duplicate module copies). */
+export function isProtocolError(err: unknown): err is HttpError<ErrorCode> {
+  return isHttpError(err, ERROR_CODES);
 }

@@ -3,7 +3,3 @@
  * The executable entry point is main.ts.
  * @module
  */
-export { parseAgentctlConfig, type ResolvedAgentctlConfig, type LogLevel } from './config.js';
-export { startDaemon, type Daemon } from './daemon.js';
-export { ConfigFieldError } from './errors.js';
-export { createLogger } from './logger.js';

@@ -13,15 +13,14 @@ import {
   type OutputPage,
 } from '../protocol/index.js';
 import { VERSION } from './version.js';
-import { readJson } from './http/body.js';
+import { readJson, Router } from '../shared/http/index.js';
 import { intParam, boolParam, requiredParam, stringParam } from './http/query.js';
-import { Router } from './http/router.js';
 import type { Route } from './http/server.js';
 import { toWireChunk } from './processes/output-log.js';
 import type { ProcessSupervisor } from './processes/supervisor.js';
 import { deletePath, listTree, MAX_TREE_DEPTH, readFileContent, writeFileContent, type Workspace } from './workspace/files.js';
 import { gitCommit, gitDiff, gitLog, gitStatus } from './workspace/git.js';
-import { HttpError } from './errors.js';
+import { protocolError } from './errors.js';
 
 const P = ':id';
 const GIT_LOG_MAX = 1000;
@@ -41,7 +40,7 @@ export function instanceRouter(ctx: InstanceContext): Router<Route> {
   r.add('GET', instanceRoutes.processes, { handler: () => ({ status: 200, body: { processes: processes.list() } }) });
   r.add('POST', instanceRoutes.processes, {
     handler: async ({ req }) => {
-      const request = await readJson(req, StartProcessRequestSchema);
+      const request = await readJson(req, StartProcessRequestSchema, LIMITS.maxBodyBytes);
       const { created, info } = await processes.start(request);
       return { status: created ? 201 : 200, body: info };
     },
@@ -49,15 +48,15 @@ export function instanceRouter(ctx: InstanceContext): Router<Route> {
   r.add('GET', instanceRoutes.process(P), { handler: ({ params }) => ({ status: 200, body: processes.get(params['id'] as string) }) });
   r.add('POST', instanceRoutes.processStdin(P), {
     handler: async ({ req, params }) => {
-      const body = await readJson(req, StdinRequestSchema);
-      if (body.encoding === 'base64' && !/^[A-Za-z0-9+/]*={0,2}$/.test(body.data)) throw new HttpError('bad_request', 'data: must be valid base64');
+      const body = await readJson(req, StdinRequestSchema, LIMITS.maxBodyBytes);
+      if (body.encoding === 'base64' && !/^[A-Za-z0-9+/]*={0,2}$/.test(body.data)) throw protocolError('bad_request', 'data: must be valid base64');
       await processes.writeStdin(params['id'] as string, Buffer.from(body.data, body.encoding), body.eof);
       return { status: 204 };
     },
   });
   r.add('POST', instanceRoutes.processSignal(P), {
     handler: async ({ req, params }) => {
-      const body = await readJson(req, SignalRequestSchema);
+      const body = await readJson(req, SignalRequestSchema, LIMITS.maxBodyBytes);
       processes.signal(params['id'] as string, body.signal);
       return { status: 204 };
     },
@@ -87,7 +86,7 @@ export function instanceRouter(ctx: InstanceContext): Router<Route> {
     handler: async ({ query }) => ({ status: 200, body: await readFileContent(ws, requiredParam(query, 'path')) }),
   });
   r.add('PUT', instanceRoutes.filesContent, {
-    handler: async ({ req }) => ({ status: 200, body: await writeFileContent(ws, await readJson(req, WriteFileRequestSchema)) }),
+    handler: async ({ req }) => ({ status: 200, body: await writeFileContent(ws, await readJson(req, WriteFileRequestSchema, LIMITS.maxBodyBytes)) }),
   });
   r.add('DELETE', instanceRoutes.filesContent, {
     handler: async ({ query }) => {
@@ -107,7 +106,7 @@ export function instanceRouter(ctx: InstanceContext): Router<Route> {
     }),
   });
   r.add('POST', instanceRoutes.gitCommit, {
-    handler: async ({ req }) => ({ status: 201, body: await gitCommit(ws, await readJson(req, GitCommitRequestSchema)) }),
+    handler: async ({ req }) => ({ status: 201, body: await gitCommit(ws, await readJson(req, GitCommitRequestSchema, LIMITS.maxBodyBytes)) }),
   });
   return r;
 }

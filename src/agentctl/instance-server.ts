@@ -9,15 +9,14 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import { instanceRoutes, MAX_STREAM_FRAME_BYTES } from '../protocol/index.js';
+import { parseTarget, rejectUpgrade, Router } from '../shared/http/index.js';
 import { outlastClients } from '../shared/keep-alive.js';
 import type { Auth } from './auth.js';
-import { HttpError } from './errors.js';
+import { protocolError } from './errors.js';
 import { closeServer, listen } from './http/listen.js';
 import { intParam } from './http/query.js';
 import { toHttpError } from './http/respond.js';
-import { Router } from './http/router.js';
-import { createRequestListener, parseTarget } from './http/server.js';
-import { rejectUpgrade } from './http/upgrade.js';
+import { createRequestListener } from './http/server.js';
 import { instanceRouter, type InstanceContext } from './instance-routes.js';
 import { streamProcess } from './processes/stream.js';
 
@@ -58,7 +57,7 @@ export class InstanceServer {
       this.auth.verifyInstance(req, this.ctx.id);
       const url = parseTarget(req);
       const match = this.#streamRouter.match(req.method ?? 'GET', url.pathname);
-      if (match.kind !== 'found') throw new HttpError('not_found', `no WebSocket route for ${url.pathname}`);
+      if (match.kind !== 'found') throw protocolError('not_found', `no WebSocket route for ${url.pathname}`);
       id = match.params['id'] as string;
       from = intParam(url.searchParams, 'from', 0, 0, Number.MAX_SAFE_INTEGER);
       this.ctx.processes.get(id); // 404 before upgrading

@@ -10,7 +10,7 @@ import type { CreateInstanceRequestSchema, InstanceInfo } from '../protocol/inde
 import type { z } from 'zod';
 import type { Auth } from './auth.js';
 import type { ResolvedAgentctlConfig } from './config.js';
-import { HttpError } from './errors.js';
+import { protocolError } from './errors.js';
 import { InstanceServer } from './instance-server.js';
 import { KeyedLock } from '../shared/locks.js';
 import { ProcessSupervisor } from './processes/supervisor.js';
@@ -44,31 +44,31 @@ export class InstanceManager {
 
   get(id: string): InstanceInfo {
     const instance = this.#instances.get(id);
-    if (instance === undefined) throw new HttpError('not_found', `no instance ${id}`);
+    if (instance === undefined) throw protocolError('not_found', `no instance ${id}`);
     return instance.info;
   }
 
   /** Creates an instance, or returns the existing one for the same id and workspace (`created: false`). */
   create(request: CreateRequest): Promise<{ created: boolean; info: InstanceInfo }> {
     return this.#lock.run(request.id, async () => {
-      if (!isAbsolute(request.workspace_path)) throw new HttpError('bad_request', 'workspace_path: must be an absolute path');
+      if (!isAbsolute(request.workspace_path)) throw protocolError('bad_request', 'workspace_path: must be an absolute path');
       const workspacePath = resolve(request.workspace_path);
       const existing = this.#instances.get(request.id);
       if (existing !== undefined) {
         if (existing.info.workspace_path !== workspacePath) {
-          throw new HttpError('conflict', `instance ${request.id} already exists with another workspace`);
+          throw protocolError('conflict', `instance ${request.id} already exists with another workspace`);
         }
         return { created: false, info: existing.info };
       }
-      if (this.#closing) throw new HttpError('unavailable', 'agentctl is shutting down');
+      if (this.#closing) throw protocolError('unavailable', 'agentctl is shutting down');
       return { created: true, info: await this.#start(request, workspacePath) };
     });
   }
 
   async #start(request: CreateRequest, workspacePath: string): Promise<InstanceInfo> {
     const st = await stat(workspacePath).catch(() => null);
-    if (st === null) throw new HttpError('bad_request', `workspace_path: ${workspacePath} does not exist`);
-    if (!st.isDirectory()) throw new HttpError('not_a_directory', `workspace_path: ${workspacePath} is not a directory`);
+    if (st === null) throw protocolError('bad_request', `workspace_path: ${workspacePath} does not exist`);
+    if (!st.isDirectory()) throw protocolError('not_a_directory', `workspace_path: ${workspacePath} is not a directory`);
     const workspace = { realRoot: await realpath(workspacePath), declaredRoot: workspacePath };
     const log = this.log.child({ instance: request.id });
     const processes = new ProcessSupervisor({
@@ -106,7 +106,7 @@ export class InstanceManager {
         this.log.debug({ port, err }, 'instance port unavailable');
       }
     }
-    throw new HttpError('unavailable', 'no free port left in the instance port range');
+    throw protocolError('unavailable', 'no free port left in the instance port range');
   }
 
   /**
@@ -123,7 +123,7 @@ export class InstanceManager {
   delete(id: string): Promise<void> {
     return this.#lock.run(id, async () => {
       const instance = this.#instances.get(id);
-      if (instance === undefined) throw new HttpError('not_found', `no instance ${id}`);
+      if (instance === undefined) throw protocolError('not_found', `no instance ${id}`);
       instance.info = { ...instance.info, status: 'stopping' };
       await instance.processes.stopAll();
       await instance.server.close();

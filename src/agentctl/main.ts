@@ -6,7 +6,7 @@ import { ENV } from '../protocol/index.js';
 import { parseAgentctlConfig } from './config.js';
 import { startDaemon } from './daemon.js';
 import { runDemoAgent } from './demo-agent.js';
-import { ConfigFieldError } from './errors.js';
+import { ConfigFieldError } from '../shared/config-field-error.js';
 import { createLogger } from './logger.js';
 import { VERSION } from './version.js';
 

@@ -7,7 +7,7 @@
 import { unlinkSync } from 'node:fs';
 import { ENV } from '../protocol/index.js';
 import { readConfinedTailSync, UnsafeFileError } from '../shared/confined-read.js';
-import { ConfigFieldError } from './errors.js';
+import { ConfigFieldError } from '../shared/config-field-error.js';
 
 /** A nonce file larger than this is refused (Berth's nonces are 64 characters). */
 const MAX_NONCE_FILE_BYTES = 512;

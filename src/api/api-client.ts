@@ -1,6 +1,6 @@
 /**
  * Typed client for the Berth HTTP API (fetch + WebSocket). Browser-safe: no Node APIs; Node
- * callers inject a WebSocket factory (the CLI uses `ws`) and find the server with `discovery.ts`.
+ * callers inject a WebSocket factory (the CLI uses `ws`, see `clientForDataDir` in src/server).
  *
  * @example
  * const berth = new BerthClient({ baseUrl: 'http://127.0.0.1:7420', token });
@@ -14,7 +14,6 @@
  * @module
  */
 import type { z } from 'zod';
-import type { LaunchRequest, SessionEvent, SessionView } from '../controller/service.js';
 import { BerthApiError, ControllerUnreachableError, STATUS_OF, StreamBrokenError } from './errors.js';
 import { apiRoutes } from './routes.js';
 import {
@@ -36,9 +35,12 @@ import {
   type DashboardSessionState,
   type Health,
   type LaunchOptions,
+  type LaunchRequest,
+  type SessionEvent,
+  type SessionView,
   type ShellClientMessage,
 } from './schemas.js';
-import { base64ToBytes, bytesToBase64, readNdjson, readSse } from '../server/streams.js';
+import { base64ToBytes, bytesToBase64, readNdjson, readSse } from './streams.js';
 
 /** The subset of the WHATWG WebSocket the client uses (the browser's and `ws` both fit). */
 export interface WebSocketLike {
@@ -52,10 +54,10 @@ export interface WebSocketLike {
 }
 
 /** Opens a WebSocket; `headers` carries the Authorization header where the runtime allows it. */
-export type WebSocketFactory = (url: string, headers: Record<string, string>) => WebSocketLike;
+type WebSocketFactory = (url: string, headers: Record<string, string>) => WebSocketLike;
 
 /** What the client reads of a response (a fetch Response has it all). */
-export interface ApiResponse {
+interface ApiResponse {
   readonly ok: boolean;
   readonly status: number;
   readonly body: ReadableStream<Uint8Array> | null;
@@ -64,9 +66,9 @@ export interface ApiResponse {
 }
 
 /** The subset of `fetch` the client calls (Node's CLI passes one on node:http: no undici to load). */
-export type ApiFetch = (url: string, init: RequestInit) => Promise<ApiResponse>;
+type ApiFetch = (url: string, init: RequestInit) => Promise<ApiResponse>;
 
-export interface BerthClientOptions {
+interface BerthClientOptions {
   /** e.g. `http://127.0.0.1:7420` */
   baseUrl: string;
   /**
@@ -89,13 +91,13 @@ export interface BerthClientOptions {
 }
 
 /** One chunk of output, decoded. */
-export interface OutputChunk {
+interface OutputChunk {
   seq: number;
   stream: 'stdout' | 'stderr';
   data: Uint8Array;
 }
 
-export interface ExecParams {
+interface ExecParams {
   argv: string[];
   cwd?: string;
   env?: Record<string, string>;
@@ -103,12 +105,12 @@ export interface ExecParams {
   stdin?: Uint8Array;
 }
 
-export interface ExitResult {
+interface ExitResult {
   exitCode: number | null;
   signal: string | null;
 }
 
-export interface ShellConnection {
+interface ShellConnection {
   write(data: Uint8Array): void;
   resize(rows: number, cols: number): void;
   close(): void;

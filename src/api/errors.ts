@@ -43,6 +43,7 @@ export class StreamBrokenError extends Error {
 
 export const STATUS_OF: Record<ApiErrorCode, number> = {
   bad_request: 400,
+  body_too_large: 413,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,

@@ -1,7 +1,8 @@
 /**
- * The Berth HTTP API, browser-safe part: the typed client, wire schemas, routes, errors and the
- * OpenAPI generator. The Node-only server (`server.ts`, `serve.ts`) and data-dir discovery
- * (`data-dir.ts`, `node-client.ts`) are imported directly by the CLI.
+ * The Berth HTTP API, browser-safe: the wire schemas and the types derived from them, the typed
+ * client, the routes, the errors and the OpenAPI generator. The one way in for the dashboard
+ * (`web/`), the CLI, the server (`src/server`, which holds the Node side) and the controller's
+ * service types. `tsconfig.browser.json` here compiles this folder without Node types.
  *
  * @example
  * import { BerthClient } from './api/index.js';
@@ -9,41 +10,31 @@
  * console.log(await berth.list());
  * @module
  */
-export {
-  BerthClient,
-  type BerthClientOptions,
-  type ExecParams,
-  type ExitResult,
-  type OutputChunk,
-  type ShellConnection,
-  type WebSocketFactory,
-  type WebSocketLike,
-} from './api-client.js';
-export { BerthApiError, ControllerUnreachableError, StreamBrokenError } from './errors.js';
+export { BerthClient, type WebSocketLike } from './api-client.js';
+export { BerthApiError, ControllerUnreachableError, STATUS_OF, StreamBrokenError } from './errors.js';
 export { generateOpenApi } from './openapi.js';
-export { API_PREFIX, DEFAULT_API_PORT, apiRoutes } from './routes.js';
+export { apiRoutes, DEFAULT_API_PORT, ROUTE_TABLE, type Operation } from './routes.js';
 export {
-  DashboardCodeSchema,
-  DashboardSessionSchema,
-  DashboardSessionStateSchema,
-  ErrorBodySchema,
-  ExecMessageSchema,
+  DashboardLoginRequestSchema,
   ExecRequestSchema,
-  LaunchOptionsSchema,
+  InputRequestSchema,
   LaunchRequestSchema,
-  LogMessageSchema,
-  SessionEventSchema,
-  SessionViewSchema,
+  MAX_SHELL_FRAME_BYTES,
   ShellClientMessageSchema,
-  ShellServerMessageSchema,
+  type AgentProcessView,
   type ApiErrorCode,
-  type DashboardCode,
-  type DashboardSession,
-  type DashboardSessionState,
-  type LaunchOptions,
   type ErrorBody,
   type ExecMessage,
+  type LaunchOptions,
+  type LaunchRequest,
   type LogMessage,
+  type OutputChunkWire,
+  type RepositoryRef,
+  type SessionError,
+  type SessionEvent,
+  type SessionState,
+  type SessionView,
   type ShellClientMessage,
   type ShellServerMessage,
+  type StageRecord,
 } from './schemas.js';

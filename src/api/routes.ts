@@ -4,7 +4,7 @@
  * @module
  */
 
-export const API_PREFIX = '/api/v1';
+const API_PREFIX = '/api/v1';
 
 /** Default port of `berth serve` (loopback only). */
 export const DEFAULT_API_PORT = 7420;

@@ -1,54 +1,78 @@
 /**
  * The Berth HTTP API wire: zod schemas for every request and response body, streaming message
- * and the error envelope. Shared by the server (decodes requests), the typed client (decodes
- * responses) and the OpenAPI generator. No Node APIs here.
+ * and the error envelope, and the wire types derived from them (`z.infer`). The schemas are the
+ * source: the server decodes requests with them, the typed client decodes responses, the OpenAPI
+ * document is generated from them, and the controller's service speaks these types. Browser-safe
+ * (no Node APIs; `src/api/tsconfig.browser.json` checks it).
  * @module
  */
 import { z } from 'zod';
-import type {
-  LaunchRequest,
-  SessionEvent,
-  SessionView,
-  StageRecord,
-} from '../controller/service.js';
+import { ENV_NAME } from '../shared/env-name.js';
 import { LAUNCH_LIMITS, launchRequestProblems } from '../shared/launch-limits.js';
 
-export const SessionStateSchema = z.enum(['launching', 'ready', 'stopping', 'stopped', 'failed', 'removing']);
-export const StageStatusSchema = z.enum(['running', 'waiting', 'succeeded', 'failed']);
+/**
+ * Life cycle of a session as users see it: `launching` (a launch is in progress, see its stages),
+ * `ready` (workspace up, agentctl connected, agent started), `stopping`, `stopped` (agentctl and
+ * agent stopped, workspace kept: `resume` brings it back), `failed` (the last launch or resume
+ * failed and was rolled back, see `error`), `removing`.
+ */
+const SessionStateSchema = z.enum(['launching', 'ready', 'stopping', 'stopped', 'failed', 'removing']);
+export type SessionState = z.infer<typeof SessionStateSchema>;
 
-export const StageRecordSchema = z.object({
+const StageStatusSchema = z.enum(['running', 'waiting', 'succeeded', 'failed']);
+
+/** One thing a stage waited for (a Kubernetes reason or event while it ran). */
+const StageWaitSchema = z.object({ at: z.string(), reason: z.string(), message: z.string() });
+
+/** One launch stage (e.g. `workspace`, `agentctl_start`, `agentctl_connect`, `agent_start`). */
+const StageRecordSchema = z.object({
   name: z.string(),
   status: StageStatusSchema,
   startedAt: z.string(),
   endedAt: z.string().nullable(),
   durationMs: z.number().nullable(),
+  /** While waiting or after failing: a short machine-readable reason (`ImagePullBackOff`, `CloneFailed` …). */
   reason: z.string().nullable(),
+  /** Human-readable detail for the reason; never contains secrets. */
   message: z.string().nullable(),
+  /** What the stage waited for, in order, the latest few kept (the controller's MAX_STAGE_WAITS). Absent on old rows. */
   waits: z
-    .array(z.object({ at: z.string(), reason: z.string(), message: z.string() }))
+    .array(StageWaitSchema)
     .optional()
     .meta({ description: 'What the stage waited for, in order (Kubernetes: scheduling, image pull, volume binding, warning events …).' }),
 });
+export type StageRecord = z.infer<typeof StageRecordSchema>;
 
-export const RepositoryRefSchema = z
+const RepositoryRefSchema = z
   .strictObject({
+    /** A clone URL (file://, git://, https://) … */
     url: z.string().min(1).optional(),
+    /** … or a local repository path (the local executor uses `git worktree`/clone from it). */
     path: z.string().min(1).optional(),
     branch: z.string().min(1).optional(),
   })
   .meta({ description: 'A clone URL or a local repository path (exactly one), with an optional branch.' });
-
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+export type RepositoryRef = z.infer<typeof RepositoryRefSchema>;
 
 /** Body of `POST /api/v1/sessions`. */
 export const LaunchRequestSchema = z
   .strictObject({
+    /**
+     * A URL with credentials (`https://user:token@host/x.git`) is accepted: see SessionView.repository.credentials.
+     * Omitted (Kubernetes executors only): the session starts in an empty workspace.
+     */
     repository: RepositoryRefSchema.optional().meta({ description: 'Required for local executors; a Kubernetes session without one starts in an empty workspace.' }),
+    /** Agent profile name from the config (default: `demo`, the scripted demo agent). */
     agent: z.string().min(1).optional(),
+    /** Executor name from the config (default: `local`). */
     executor: z.string().min(1).optional(),
+    /** Optional human name. */
     name: z.string().optional().meta({ description: 'A unique human name; every route that takes a session id also takes it. 1-63 characters: letters, digits, ".", "_", "-".' }),
+    /** Extra environment for the agent. */
     env: z.record(z.string().regex(ENV_NAME, 'must be a valid environment variable name'), z.string()).optional(),
+    /** Names of controller-side secrets approved for this session (their values are injected, never stored in plain text). */
     secretEnv: z.array(z.string().regex(ENV_NAME)).optional(),
+    /** Prompt/task text handed to the agent (as BERTH_PROMPT and the profile's argv template). */
     prompt: z.string().optional().meta({ description: `At most ${LAUNCH_LIMITS.promptBytes} bytes (UTF-8).` }),
   })
   .superRefine((req, ctx) => {
@@ -61,14 +85,28 @@ export const LaunchRequestSchema = z
   .meta({
     description: `env: at most ${LAUNCH_LIMITS.envEntries} entries, ${LAUNCH_LIMITS.envEntryBytes} bytes per NAME=value and ${LAUNCH_LIMITS.envTotalBytes} bytes in all.`,
   });
+export type LaunchRequest = z.infer<typeof LaunchRequestSchema>;
 
-export const SessionErrorSchema = z.object({ message: z.string(), stage: z.string().nullable() });
+const SessionErrorSchema = z.object({ message: z.string(), stage: z.string().nullable() });
+export type SessionError = z.infer<typeof SessionErrorSchema>;
 
-export const AgentProcessViewSchema = z.object({
+const AgentProcessViewSchema = z.object({
   id: z.string(),
+  /** `lost`: its agentctl died (killed, crashed, container restarted) and the agent with it; only `berth resume` starts it again. */
   status: z.enum(['running', 'exited', 'lost']).meta({ description: '`lost`: its agentctl died and the agent with it; `berth resume` starts it again.' }),
   exitCode: z.number().int().nullable(),
+  /** Why the agent is lost (status `lost` only). */
   lostReason: z.string().optional(),
+});
+export type AgentProcessView = z.infer<typeof AgentProcessViewSchema>;
+
+/** The repository of a session as shown: the URL never carries credentials. */
+const RepositoryViewSchema = z.object({
+  url: z.string().optional().meta({ description: 'The clone URL, never with credentials (they are split off at launch).' }),
+  path: z.string().optional(),
+  branch: z.string().optional(),
+  /** True when the launch URL carried a credential; it is stored encrypted and used only to clone. */
+  credentials: z.boolean().optional().meta({ description: 'True when the launch URL carried a credential: stored encrypted, used only to clone.' }),
 });
 
 export const SessionViewSchema = z.object({
@@ -76,20 +114,18 @@ export const SessionViewSchema = z.object({
   name: z.string().nullable(),
   executor: z.string(),
   agent: z.string(),
-  repository: z.object({
-    url: z.string().optional().meta({ description: 'The clone URL, never with credentials (they are split off at launch).' }),
-    path: z.string().optional(),
-    branch: z.string().optional(),
-    credentials: z.boolean().optional().meta({ description: 'True when the launch URL carried a credential: stored encrypted, used only to clone.' }),
-  }),
+  repository: RepositoryViewSchema,
   state: SessionStateSchema,
   createdAt: z.string(),
   updatedAt: z.string(),
+  /** Stages of the most recent launch/resume. */
   stages: z.array(StageRecordSchema),
+  /** Where the workspace lives (a local path, or `/workspace` in a Pod). */
   workspacePath: z.string().nullable(),
   error: SessionErrorSchema.nullable(),
   agentProcess: AgentProcessViewSchema.nullable(),
 });
+export type SessionView = z.infer<typeof SessionViewSchema>;
 
 export const SessionListSchema = z.object({ sessions: z.array(SessionViewSchema) });
 
@@ -110,11 +146,14 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
     message: z.string(),
     at: z.string(),
   }),
+  /** The session is gone (its workspace destroyed); the last event of a session. */
   z.object({ type: z.literal('removed'), sessionId: z.string(), at: z.string() }).meta({ description: 'The session was removed (its workspace destroyed).' }),
 ]);
+export type SessionEvent = z.infer<typeof SessionEventSchema>;
 
-export const ERROR_CODES = [
+const ERROR_CODES = [
   'bad_request', // malformed JSON, wrong types, unknown fields, launch validation
+  'body_too_large', // a request body over the route's limit (413)
   'unauthorized', // missing or wrong bearer token (or dashboard cookie / login code)
   'forbidden', // dashboard cookie without CSRF token or same Origin; a foreign Host header
   'not_found',
@@ -150,9 +189,8 @@ export const ExecRequestSchema = z.strictObject({
   /** The whole stdin of the command, base64. */
   stdin: z.base64().optional(),
 });
-export type ExecRequestBody = z.infer<typeof ExecRequestSchema>;
 
-export const OutputChunkWireSchema = z.object({
+const OutputChunkWireSchema = z.object({
   seq: z.number().int().nonnegative(),
   stream: z.enum(['stdout', 'stderr']),
   /** base64 of the raw bytes */
@@ -211,7 +249,6 @@ export const InputRequestSchema = z.strictObject({
   /** Close the agent's stdin after writing. */
   eof: z.boolean().optional(),
 });
-export type InputRequestBody = z.infer<typeof InputRequestSchema>;
 
 export const HealthSchema = z.object({
   status: z.literal('ok'),
@@ -229,6 +266,11 @@ export const LaunchOptionsSchema = z.object({
       name: z.string(),
       type: z.enum(['local', 'kubernetes']),
       kind: z.enum(['executor', 'profile']).meta({ description: 'An executor entry used directly, or a profile of one' }),
+      /** What the target's executor can do, as its type declares it (the form reads these, never the type). */
+      capabilities: z.object({
+        repositoryOptional: z.boolean().meta({ description: 'A launch may name no repository: the session starts in an empty workspace' }),
+        removes: z.string().meta({ description: "What removing a session deletes, in words (\"the session's workspace directory …\")" }),
+      }),
     }),
   ),
   defaults: z.object({ agent: z.string(), executor: z.string() }),
@@ -254,11 +296,3 @@ export type DashboardSession = z.infer<typeof DashboardSessionSchema>;
 /** `GET /api/v1/dashboard/session` (cookie + CSRF token): the session is live. It never tells the token. */
 export const DashboardSessionStateSchema = z.object({ loggedIn: z.literal(true) });
 export type DashboardSessionState = z.infer<typeof DashboardSessionStateSchema>;
-
-// Compile-time checks that the wire schemas and the service types cannot drift apart.
-type Equals<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const viewMatches: Equals<z.infer<typeof SessionViewSchema>, SessionView> = true;
-const stageMatches: Equals<z.infer<typeof StageRecordSchema>, StageRecord> = true;
-const eventMatches: Equals<z.infer<typeof SessionEventSchema>, SessionEvent> = true;
-const launchMatches: z.infer<typeof LaunchRequestSchema> extends LaunchRequest ? true : false = true;
-void [viewMatches, stageMatches, eventMatches, launchMatches];

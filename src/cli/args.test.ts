@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseCommandLine, parseEnvNames, parseEnvPairs } from './args.js';
+import { parseCommandLine } from './args.js';
 import { UsageError } from './exit-codes.js';
 
 function run(argv: string[]) {
@@ -92,16 +92,6 @@ describe('parseCommandLine', () => {
   });
 });
 
-describe('parseEnvPairs', () => {
-  it('splits at the first =', () => {
-    expect(parseEnvPairs(['A=1', 'B=x=y', 'C='], '--env', 'launch')).toEqual({ A: '1', B: 'x=y', C: '' });
-  });
-
-  it.each(['novalue', '=v', '1A=v', 'A-B=v'])('rejects %s naming the flag', (pair) => {
-    expect(() => parseEnvPairs([pair], '--env', 'launch')).toThrow(/--env: expected K=V/);
-  });
-});
-
 describe('parseCommandLine - empty words', () => {
   it.each([
     [['status', ''], /^status: ID must not be empty$/],
@@ -110,29 +100,5 @@ describe('parseCommandLine - empty words', () => {
     [['logs', '-f', ''], /^logs: ID must not be empty$/],
   ])('refuses %j as a usage error', (argv, message) => {
     expect(usageError(argv).message).toMatch(message);
-  });
-});
-
-describe('parseEnvNames', () => {
-  it('keeps the names in order, without duplicates', () => {
-    expect(parseEnvNames(['B', 'A_1', 'B'], '--secret-env', 'launch')).toEqual(['B', 'A_1']);
-    expect(parseEnvNames(undefined, '--secret-env', 'launch')).toEqual([]);
-  });
-
-  it.each(['', '1A', 'A-B', 'A B'])('rejects %j naming the flag', (name) => {
-    const err = (() => {
-      try {
-        parseEnvNames([name], '--secret-env', 'launch');
-      } catch (e) {
-        return e;
-      }
-      return null;
-    })();
-    expect(err).toBeInstanceOf(UsageError);
-    expect((err as UsageError).message).toMatch(/^--secret-env: expected an environment variable name/);
-  });
-
-  it('explains that a K=V value is not taken (the value never goes on the command line)', () => {
-    expect(() => parseEnvNames(['API_KEY=abc'], '--secret-env', 'launch')).toThrow(/give only the name/);
   });
 });

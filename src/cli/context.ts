@@ -3,36 +3,13 @@
  * and a lazily connected API client.
  * @module
  */
-import type { BerthClient } from '../api/api-client.js';
+import type { BerthClient } from '../api/index.js';
 import { resolveDataDir } from '../server/data-dir-path.js';
-import type { GlobalFlags } from './args.js';
 import { ServeNotRunningError } from './exit-codes.js';
-import type { OutputFormat } from './output.js';
-
-export interface CliIo {
-  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; rows?: number };
-  stderr: NodeJS.WritableStream & { isTTY?: boolean };
-  stdin: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
-}
-
-export interface CliContext {
-  dataDir: string;
-  /** --data-dir as the user gave it (for hints that repeat the command line), if given. */
-  dataDirFlag: string | undefined;
-  configPath: string | undefined;
-  /** -o, or `table` when not given. */
-  output: OutputFormat;
-  io: CliIo;
-  env: Readonly<Record<string, string | undefined>>;
-  now(): Date;
-  /** The client of the running serve; throws ServeNotRunningError when there is none. */
-  client(): BerthClient;
-  /** Resolves when the user interrupts (SIGINT); used by long-running commands to end cleanly. */
-  interrupted: AbortSignal;
-}
+import type { CliContext, CliIo, GlobalFlags } from './types.js';
 
 /** Builds the API client of a data dir's running serve (null when none runs): `clientForDataDir`. */
-export type ConnectToServe = (dataDir: string) => BerthClient | null;
+type ConnectToServe = (dataDir: string) => BerthClient | null;
 
 /** `connect` is passed in so that commands that never talk to serve do not load the client (and zod). */
 export function createContext(

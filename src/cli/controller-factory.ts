@@ -5,8 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { ResolvedConfig } from '../config/index.js';
-import { createController } from '../controller/index.js';
-import type { SessionService, SessionWorkspaceService } from '../controller/service.js';
+import { createController, type SessionService, type SessionWorkspaceService } from '../controller/index.js';
 
 export async function createSessionService(opts: { dataDir: string; config: ResolvedConfig; logger: Logger }): Promise<SessionService & SessionWorkspaceService> {
   const controller = await createController({ dataDir: opts.dataDir, config: opts.config, logger: opts.logger });

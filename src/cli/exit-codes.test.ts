@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { BerthApiError, ControllerUnreachableError, StreamBrokenError } from '../api/errors.js';
+import { BerthApiError, ControllerUnreachableError, StreamBrokenError } from '../api/index.js';
 import { ServeLockedError } from '../server/data-dir.js';
 import { ConfigFieldError } from '../config/index.js';
-import { SessionNotFoundError, SessionStateError } from '../controller/service.js';
+import { SessionNotFoundError, SessionStateError } from '../controller/index.js';
 import { ControllerLostError, describeError, ExitCode, lostDuring, ServeNotRunningError, UsageError } from './exit-codes.js';
 
 describe('describeError', () => {

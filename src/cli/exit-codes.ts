@@ -57,7 +57,7 @@ export function lostDuring(err: unknown, hint: string): unknown {
   return new ControllerLostError(cause instanceof Error && cause.message !== '' ? cause.message : (err as Error).message, null, hint);
 }
 
-export interface ErrorReport {
+interface ErrorReport {
   code: ExitCode;
   message: string;
   hint?: string;

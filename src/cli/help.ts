@@ -2,9 +2,10 @@
  * Help texts: `berth --help` (commands, global flags, exit codes) and `berth CMD --help`.
  * @module
  */
-import { COMMANDS, GLOBAL_OPTIONS, type CommandSpec, type OptionSpec } from './registry.js';
+import { COMMANDS, GLOBAL_OPTIONS } from './registry.js';
+import type { CommandSpec, OptionSpec } from './types.js';
 
-export const EXIT_CODES_HELP = `Exit codes:
+const EXIT_CODES_HELP = `Exit codes:
   0  ok
   1  error (the launch failed, invalid config, server error …)
   2  usage error (unknown flag, missing argument, invalid request field)

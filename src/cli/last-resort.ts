@@ -22,7 +22,7 @@ const CONNECTION_CODES: ReadonlySet<string> = new Set([
   'ERR_SOCKET_CLOSED',
 ]);
 
-export type LastResortKind = 'uncaughtException' | 'unhandledRejection';
+type LastResortKind = 'uncaughtException' | 'unhandledRejection';
 
 /**
  * Whether serve can keep serving after `err` reached the top. A rejected promise nobody awaited
@@ -36,7 +36,7 @@ export function survivable(kind: LastResortKind, err: unknown): boolean {
 }
 
 /** The logging the handlers need (a pino logger fits). */
-export interface LastResortLogger {
+interface LastResortLogger {
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import type { SessionView } from '../controller/service.js';
+import type { SessionView } from '../api/index.js';
 import { formatAge, formatDuration, formatTable, renderSessionList, renderStatus } from './output.js';
 import { LaunchProgress } from './progress.js';
 

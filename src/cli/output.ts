@@ -5,7 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
-import type { SessionView, StageRecord } from '../controller/service.js';
+import type { SessionView, StageRecord } from '../api/index.js';
 
 export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -50,7 +50,7 @@ export function formatData(data: unknown, format: 'json' | 'yaml'): string {
 const repoText = (v: SessionView): string => v.repository.url ?? v.repository.path ?? '';
 
 /** The agent process in one word or two: `running`, `exited (3)`, `exited` (no code: signal or lost), `-` (none). */
-export function agentStateText(v: SessionView): string {
+function agentStateText(v: SessionView): string {
   const p = v.agentProcess;
   if (!p) return '-';
   if (p.status === 'running') return 'running';
@@ -96,7 +96,7 @@ export function stageDetail(stage: StageRecord): string {
   return parts.join(': ');
 }
 
-export function stageDuration(stage: StageRecord, now: Date): string {
+function stageDuration(stage: StageRecord, now: Date): string {
   if (stage.durationMs !== null) return formatDuration(stage.durationMs);
   return `${formatDuration(now.getTime() - Date.parse(stage.startedAt))}…`;
 }

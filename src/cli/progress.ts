@@ -4,7 +4,7 @@
  * its message. Works the same on a terminal and in a log file.
  * @module
  */
-import type { SessionEvent, SessionView, StageRecord } from '../controller/service.js';
+import type { SessionEvent, SessionView, StageRecord } from '../api/index.js';
 import { formatDuration, stageDetail } from './output.js';
 
 export type LaunchOutcome = { kind: 'ready' } | { kind: 'failed'; stage: string | null; message: string; state: string };

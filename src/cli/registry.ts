@@ -3,45 +3,7 @@
  * each command's implementation (so `berth --help` loads none of them).
  * @module
  */
-import type { CliContext } from './context.js';
-import type { OutputFormat } from './output.js';
-
-export interface OptionSpec {
-  type: 'string' | 'boolean';
-  short?: string;
-  multiple?: boolean;
-  /** Shown in help, e.g. `URL|PATH`. */
-  value?: string;
-  description: string;
-}
-
-export interface ParsedCommand {
-  values: Record<string, string | boolean | string[] | undefined>;
-  positionals: string[];
-  /** Arguments after `--` (only for commands that accept them). */
-  rest: string[];
-}
-
-export type CommandRun = (ctx: CliContext, cmd: ParsedCommand) => Promise<number>;
-
-export interface CommandSpec {
-  name: string;
-  summary: string;
-  /** Usage line after `berth `. */
-  usage: string;
-  description?: string;
-  options: Record<string, OptionSpec>;
-  /** Names of the positionals, in order; `?` suffix marks optional ones. */
-  positionals: string[];
-  /** Accepts `-- CMD...`. */
-  rest?: 'required';
-  /** Output formats -o accepts here (empty: -o is not used). */
-  formats: readonly OutputFormat[];
-  load: () => Promise<CommandRun>;
-  /** Never talks to `berth serve`: the API client is not loaded (a faster start). */
-  offline?: true;
-  examples?: string[];
-}
+import type { CommandRun, CommandSpec, OptionSpec } from './types.js';
 
 /** Flags every command accepts. */
 export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {

@@ -1,7 +1,7 @@
 /** What `berth version` reports, shared by the command and the front door (front.ts). @module */
 import { VERSION } from '../shared/version.js';
 
-export interface VersionInfo {
+interface VersionInfo {
   version: string;
   node: string;
   platform: string;

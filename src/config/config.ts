@@ -19,9 +19,9 @@ import { resolveKubernetesConnection, resolveKubernetesProfile } from './kuberne
 import { resolveSandboxPaths } from './sandbox-paths.js';
 import { ConfigFileSchema } from './schema.js';
 
-export const CONFIG_FILE = 'berth.yaml';
-export const BUILTIN_AGENT = 'demo';
-export const BUILTIN_EXECUTOR = 'local';
+const CONFIG_FILE = 'berth.yaml';
+const BUILTIN_AGENT = 'demo';
+const BUILTIN_EXECUTOR = 'local';
 /** Placeholder in agent argv replaced by the launch prompt. */
 export const PROMPT_PLACEHOLDER = '{{prompt}}';
 /**
@@ -33,7 +33,7 @@ export const AGENTCTL_PLACEHOLDER = '{{agentctl}}';
 export const PROMPT_FILE_PLACEHOLDER = '{{prompt_file}}';
 
 /** How an agent gets the prompt (besides BERTH_PROMPT): argv `{{prompt}}`, its stdin (then closed), or a file. */
-export type PromptInput = 'argv' | 'stdin' | 'file';
+type PromptInput = 'argv' | 'stdin' | 'file';
 
 export interface AgentProfile {
   name: string;
@@ -63,7 +63,7 @@ export interface LocalExecutorConfig {
   description: string;
 }
 
-export interface KubernetesExecutorConfig {
+interface KubernetesExecutorConfig {
   name: string;
   type: 'kubernetes';
   /** The validated connection; the flat fields below repeat it for existing readers. */
@@ -103,7 +103,7 @@ export interface ResolvedConfig {
   agents: Readonly<Record<string, AgentProfile>>;
 }
 
-export interface LoadConfigOptions {
+interface LoadConfigOptions {
   /** The data dir; the default config file is `<dataDir>/berth.yaml` (optional). */
   dataDir: string;
   /** An explicit config file (`--config`); it must exist. */

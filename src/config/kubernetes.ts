@@ -16,7 +16,7 @@ import { errnoCode } from '../shared/errors.js';
 import { ConfigFieldError } from '../shared/config-field-error.js';
 import type { KubernetesExecutorSchema, KubernetesProfileSchema } from './schema.js';
 
-export interface ResolveContext {
+interface ResolveContext {
   /** The config file (for messages), null for built-in defaults. */
   source: string | null;
   /** Relative paths are resolved against this directory (the config file's). */

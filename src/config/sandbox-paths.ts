@@ -7,7 +7,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, join, normalize } from 'node:path';
 import { ConfigFieldError } from '../shared/config-field-error.js';
 
-export interface SandboxPaths {
+interface SandboxPaths {
   /** Absolute paths hidden from the executor's agents besides the defaults. */
   sandboxHide: readonly string[];
   /** Absolute paths its agents may read (read-only). */

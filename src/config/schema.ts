@@ -3,9 +3,9 @@
  * @module
  */
 import { z } from 'zod';
+import { ENV_NAME } from '../shared/env-name.js';
 
 const NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 const nameKey = z.string().regex(NAME, { error: 'must be a name of lowercase letters, digits, "-" or "_"' });
 const envMap = z.record(
@@ -21,7 +21,7 @@ const secretEnvList = z.array(z.string({ error: 'must be an environment variable
   error: 'must be a list of environment variable names',
 });
 
-export const LocalExecutorSchema = z.strictObject({
+const LocalExecutorSchema = z.strictObject({
   type: z.literal('local'),
   /** Path of the agentctl bundle (`dist/agentctl.cjs`); relative paths are relative to the config file. */
   agentctl_path: z.string().min(1, { error: 'must be a non-empty path' }).optional(),
@@ -50,7 +50,7 @@ export const KubernetesExecutorSchema = z.strictObject({
   description: z.string().optional(),
 });
 
-export const ExecutorSchema = z.discriminatedUnion('type', [LocalExecutorSchema, KubernetesExecutorSchema], {
+const ExecutorSchema = z.discriminatedUnion('type', [LocalExecutorSchema, KubernetesExecutorSchema], {
   error: 'must have type "local" or "kubernetes"',
 });
 
@@ -92,7 +92,7 @@ export const KubernetesProfileSchema = z.strictObject({
     .optional(),
 });
 
-export const ProfileSchema = z.strictObject({
+const ProfileSchema = z.strictObject({
   /** Name of an entry of `executors`. */
   executor: nameKey,
   env: envMap.optional(),
@@ -103,7 +103,7 @@ export const ProfileSchema = z.strictObject({
   description: z.string().optional(),
 });
 
-export const AgentSchema = z.strictObject({
+const AgentSchema = z.strictObject({
   command: z
     .array(z.string().min(1, { error: 'must be a non-empty array of strings' }), { error: 'must be a non-empty array of strings' })
     .min(1, { error: 'must be a non-empty array of strings' }),
@@ -113,7 +113,7 @@ export const AgentSchema = z.strictObject({
   description: z.string().optional(),
 });
 
-export const DefaultsSchema = z.strictObject({
+const DefaultsSchema = z.strictObject({
   executor: nameKey.optional(),
   agent: nameKey.optional(),
 });
@@ -124,5 +124,3 @@ export const ConfigFileSchema = z.strictObject({
   profiles: z.record(nameKey, ProfileSchema).optional(),
   agents: z.record(nameKey, AgentSchema).optional(),
 });
-
-export type RawConfigFile = z.infer<typeof ConfigFileSchema>;

@@ -6,7 +6,7 @@
  */
 import { AGENTCTL_PLACEHOLDER } from '../config/index.js';
 import type { ExecutorInstance } from '../executors/executor.js';
-import { LaunchError } from '../executors/executor.js';
+import { LaunchError } from '../executors/launch-kit/index.js';
 import type { SessionRecord } from '../inventory/index.js';
 import { errorMessage } from '../shared/errors.js';
 import { sanitize } from '../shared/sanitize.js';
@@ -112,6 +112,6 @@ export function recordedLostAgent(metadata: Readonly<Record<string, string>>): A
 }
 
 /** `{{agentctl}} ARGS…` → the instance's agentctl argv + ARGS (other commands unchanged). */
-export function expandAgentctl(command: readonly string[], agentctl: readonly string[]): string[] {
+function expandAgentctl(command: readonly string[], agentctl: readonly string[]): string[] {
   return command[0] === AGENTCTL_PLACEHOLDER ? [...agentctl, ...command.slice(1)] : [...command];
 }

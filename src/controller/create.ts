@@ -5,7 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { loadConfig, type ResolvedConfig } from '../config/index.js';
-import { createExecutors, profileSnapshot, type ExecutorDeps } from './executor-factory.js';
+import { createExecutors, metadataKeyPrefixes, profileSnapshot, type ExecutorDeps } from './executor-factory.js';
 import { InventoryStore } from '../inventory/index.js';
 import { KeyedLock } from '../shared/locks.js';
 import { silentLogger, type Logger } from '../shared/logger.js';
@@ -16,7 +16,7 @@ import { SessionManager } from './manager.js';
 import { newControllerRunId } from './shell.js';
 import type { SessionService, SessionWorkspaceService } from './service.js';
 
-export interface ControllerOptions {
+interface ControllerOptions {
   /** The data dir: `berth.db`, `secret.key`, `berth.yaml` (optional) and `workspaces/`. */
   dataDir: string;
   /** A resolved config; default: `loadConfig({ dataDir })` (built-in defaults when there is no berth.yaml). */
@@ -44,7 +44,7 @@ export async function createController(opts: ControllerOptions): Promise<Control
   const env = opts.env ?? process.env;
   const config = opts.config ?? loadConfig({ dataDir });
   const logger = opts.logger ?? silentLogger;
-  const store = InventoryStore.open({ dataDir });
+  const store = InventoryStore.open({ dataDir, metadataKeyPrefixes: metadataKeyPrefixes() });
   const deps: ExecutorDeps = { dataDir, logger, env, ...(opts.agentctlPath !== undefined ? { agentctlPath: opts.agentctlPath } : {}) };
   const executors = createExecutors(config, deps);
   const events = new SessionEvents((err) => logger.warn({ err: String(err) }, 'event listener threw'));

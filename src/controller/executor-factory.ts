@@ -1,14 +1,14 @@
 /**
  * The one place executors are built and profiles resolved, keyed by executor type: the controller
- * asks for "the executor of this config entry" and "the profile snapshot of this launch" and never
- * branches on the type itself.
+ * asks for "the executor of this config entry", "the profile snapshot of this launch" and "what an
+ * executor of this entry can do" (its type's capabilities) and never branches on the type itself.
  * @module
  */
 import type { ExecutorConfig, LocalExecutorConfig, ResolvedConfig } from '../config/index.js';
 import { findInstallRoot, launchTargetNames, resolveProfile, type ResolvedProfile } from '../config/index.js';
 import { ensureInstallationId } from '../shared/installation-id.js';
 import type { Logger } from '../shared/logger.js';
-import type { Executor, ExecutorProfileSnapshot } from '../executors/executor.js';
+import type { Executor, ExecutorCapabilities, ExecutorProfileSnapshot } from '../executors/executor.js';
 import { defaultArtifactPaths, KubernetesExecutor, PROFILE_SETTING } from '../executors/kubernetes/index.js';
 import { encodeProfileSnapshot } from '../executors/kubernetes/config/index.js';
 import { findOnPath, hostSecretPaths, LocalExecutor, userHomes, type LocalExecutorOptions } from '../executors/local/index.js';
@@ -32,19 +32,23 @@ export interface ExecutorDeps {
 }
 
 interface ExecutorType<C extends ExecutorConfig> {
+  /** What executors of the type can do (their class declares it). */
+  capabilities: ExecutorCapabilities;
   create(config: C, deps: ExecutorDeps): Executor;
   /** The executor-specific part of a profile snapshot: what a resume or a replacement is built from. */
   settings(resolved: ResolvedProfile & { executor: C }, deps: ExecutorDeps): Record<string, string>;
 }
 
-type Registry = { [T in ExecutorConfig['type']]?: ExecutorType<Extract<ExecutorConfig, { type: T }>> };
+type Registry = { [T in ExecutorConfig['type']]: ExecutorType<Extract<ExecutorConfig, { type: T }>> };
 
 const TYPES: Registry = {
   local: {
+    capabilities: LocalExecutor.capabilities,
     create: (config, deps) => new LocalExecutor(localOptions(config, deps)),
     settings: (resolved, deps) => ({ agentctl_path: deps.agentctlPath ?? resolved.executor.agentctlPath }),
   },
   kubernetes: {
+    capabilities: KubernetesExecutor.capabilities,
     create: (config, deps) =>
       new KubernetesExecutor({
         name: config.name,
@@ -63,23 +67,29 @@ const TYPES: Registry = {
   },
 };
 
-function typeOf<C extends ExecutorConfig>(config: C): ExecutorType<C> | undefined {
-  return TYPES[config.type] as ExecutorType<C> | undefined;
+function typeOf<C extends ExecutorConfig>(config: C): ExecutorType<C> {
+  return TYPES[config.type] as ExecutorType<C>;
 }
 
-/** True when this build of Berth can run executors of the entry's type. */
-export function isExecutorTypeAvailable(config: ExecutorConfig): boolean {
-  return typeOf(config) !== undefined;
+/** What an executor of the config entry can do, known without building one (the dashboard's launch form asks). */
+export function executorCapabilities(config: ExecutorConfig): ExecutorCapabilities {
+  return typeOf(config).capabilities;
 }
 
-/** One executor per config entry whose type is available. */
+/**
+ * The metadata key prefixes of every executor type of this build: the inventory persists executor
+ * keys under these only. All types, not only the configured ones: a row keeps its keys when its
+ * executor leaves the config.
+ */
+export function metadataKeyPrefixes(): string[] {
+  return Object.values(TYPES).map((t) => t.capabilities.metadataKeyPrefix);
+}
+
+/** One executor per config entry. */
 export function createExecutors(config: ResolvedConfig, deps: ExecutorDeps): Map<string, Executor> {
   const out = new Map<string, Executor>();
   const withPaths = localDeps(config, deps);
-  for (const entry of Object.values(config.executors)) {
-    const type = typeOf(entry);
-    if (type) out.set(entry.name, type.create(entry, withPaths));
-  }
+  for (const entry of Object.values(config.executors)) out.set(entry.name, typeOf(entry).create(entry, withPaths));
   return out;
 }
 
@@ -142,12 +152,11 @@ function agentCommandPaths(config: ResolvedConfig, path: string | undefined): st
 export function profileSnapshot(config: ResolvedConfig, name: string, deps: ExecutorDeps): ExecutorProfileSnapshot {
   const resolved = resolveProfile(config, name);
   if (resolved === null) throw new Error(`unknown executor or profile '${name}' (configured: ${launchTargetNames(config).join(', ')})`);
-  const type = typeOf(resolved.executor);
   return {
     executor: resolved.executor.name,
     profile: resolved.profile?.name ?? null,
     type: resolved.executor.type,
-    settings: type ? type.settings(resolved, deps) : {},
+    settings: typeOf(resolved.executor).settings(resolved, deps),
     env: { ...(resolved.profile?.env ?? {}) },
   };
 }

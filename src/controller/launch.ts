@@ -6,22 +6,22 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import type { CreateInstanceRequest, ExecutorInstance, ExecutorProfileSnapshot, InstanceSecrets, RepositoryCredentials, RepositorySpec, RuntimeCheckpoint, StageEvent } from '../executors/executor.js';
-import { isLaunchError, LaunchError } from '../executors/executor.js';
+import type { CreateInstanceRequest, ExecutorInstance, ExecutorProfileSnapshot, ReplacementWording, RuntimeCheckpoint, StageEvent } from '../executors/executor.js';
+import { replacementWording } from '../executors/executor.js';
+import { ownValue } from '../shared/own.js';
+import { INIT_STAGE, isLaunchError, LaunchError, REASON, reportStage, Rollback, ROLLBACK_STOP_REASON, runStage, sessionIdentity } from '../executors/launch-kit/index.js';
 import type { RuntimeRecord, SessionRecord } from '../inventory/index.js';
-import { errorMessage, withRollbackErrors } from '../shared/errors.js';
+import { errorMessage } from '../shared/errors.js';
 import { sanitize } from '../shared/sanitize.js';
 import { diagnostic, secretIds, SECRET_REF, setSessionState, type ManagerContext } from './context.js';
 import { beforeCheckpoint, reachedCheckpoint } from './hooks.js';
-import { decodeRepoCredentials, repoCredentialId } from './repo-credentials.js';
+import { repositorySpec, resolveSecretEnv, revealInstanceSecrets, revealRepoCredentials } from './launch-inputs.js';
 import { AGENT_PROCESS_KEY, AGENT_START_STAGE, endStaleShells, ensureAgent, lostAgent, recordedAgentId, recordedLostAgent } from './agent.js';
-import { pickSecretMetadata, secretMetadata, withAgent } from './runtime-metadata.js';
+import { LaunchRow } from './launch-row.js';
+import { pickSecretMetadata, secretMetadata } from './runtime-metadata.js';
 import type { LiveSession } from './live.js';
 import type { AgentProcessView, StageRecord } from './service.js';
 import { applyStageEvent, failOpenStages } from './stages.js';
-
-/** Runtime metadata key: `fresh` or `revive`; recovery rolls a provisional fresh row back, a revive only stops. */
-export const LAUNCH_KIND_KEY = 'launch_kind';
 
 /**
  * `fresh`: a new instance and a new agent. `revive`: the recorded instance, reconnected (or its
@@ -31,21 +31,16 @@ export const LAUNCH_KIND_KEY = 'launch_kind';
  */
 export type LaunchMode = { kind: 'fresh' } | { kind: 'revive'; row: RuntimeRecord; intent: 'resume' | 'reconnect' };
 
-/** The stage a replacement of a ready session's Pod shows in `berth status` (why and when). */
-export const REPLACEMENT_STAGE = 'pod_replaced';
-/** LaunchError reason: the instance's workspace went with it (an emptyDir Pod that is gone). */
-const WORKSPACE_LOST = 'WorkspaceLost';
-
-/** How long a rollback after connect may take (its own deadline, not the launch's signal). */
-const ROLLBACK_TIMEOUT_MS = 120_000;
-
-export function newInstanceId(sessionId: string): string {
+/** A new instance id of session `sessionId` (the session id and a random suffix). */
+function newInstanceId(sessionId: string): string {
   return `${sessionId}-${randomBytes(3).toString('hex')}`;
 }
 
 export class SessionLaunch {
   #stages: StageRecord[] = [];
-  #lastRow: RuntimeRecord | null = null;
+  readonly #row: LaunchRow;
+  /** This launch's stage listener (for the kit's guarded stage runner and reports). */
+  readonly #listener = (event: StageEvent): void => this.#onStage(event);
   readonly #instanceId: string;
   readonly #executorName: string;
 
@@ -58,7 +53,7 @@ export class SessionLaunch {
   ) {
     this.#executorName = executorName;
     this.#instanceId = mode.kind === 'revive' ? mode.row.instanceId : newInstanceId(session.id);
-    this.#lastRow = mode.kind === 'revive' ? mode.row : null;
+    this.#row = new LaunchRow(ctx.store, { sessionId: session.id, instanceId: this.#instanceId, executor: executorName, kind: mode.kind }, mode.kind === 'revive' ? mode.row : null, () => this.#stages);
   }
 
   get #sessionId(): string {
@@ -74,31 +69,12 @@ export class SessionLaunch {
     // launch() already announced `launching` for a new session; resume and recovery announce it here
     if (before?.state !== 'launching' || this.mode.kind === 'revive') setSessionState(ctx, this.#sessionId, 'launching', null);
     if (!executor) {
-      this.#fail(new LaunchError('initialize', 'ExecutorUnavailable', `executor '${this.#executorName}' is not available`));
+      this.#fail(new LaunchError(INIT_STAGE, 'ExecutorUnavailable', `executor '${this.#executorName}' is not available`));
       return;
     }
     let instance: ExecutorInstance;
     try {
-      const secretEnv = this.#resolveSecretEnv();
-      const previous = this.mode.kind === 'revive' ? { metadata: this.mode.row.metadata, secrets: this.#revealSecrets(this.mode.row) } : undefined;
-      const { url, path, branch } = this.session.repository;
-      const repository: RepositorySpec = { ...(url !== undefined ? { url } : {}), ...(path !== undefined ? { path } : {}), ...(branch !== undefined ? { branch } : {}) };
-      // only a fresh launch clones; a revive keeps the workspace and needs no credential
-      const repositoryCredentials = this.mode.kind === 'fresh' && this.session.repository.credentials === true ? this.#revealRepoCredentials() : undefined;
-      const req: CreateInstanceRequest = {
-        identity: { instanceId: this.#instanceId, sessionId: this.#sessionId, taskId: this.#sessionId, environmentId: this.#sessionId },
-        repository,
-        ...(repositoryCredentials ? { repositoryCredentials } : {}),
-        env: this.session.request.env,
-        secretEnv,
-        profile: this.#profile(),
-        onStage: (e) => this.#onStage(e),
-        onDiagnostic: (reason, message) => diagnostic(ctx, this.#sessionId, reason, sanitize(message)),
-        checkpointRuntimeInventory: (cp) => this.#checkpoint(cp),
-        signal: this.signal,
-        ...(previous ? { previous } : { releaseRuntimeInventory: async () => this.#release() }),
-      };
-      instance = await executor.createInstance(req);
+      instance = await executor.createInstance(this.#createRequest());
     } catch (err) {
       // The executor has rolled back what it created. A revive keeps its row (resumable): back at
       // `stopped` when nothing runs, left `ready` when the instance still runs (a transient failure
@@ -112,6 +88,28 @@ export class SessionLaunch {
     } catch (err) {
       this.#fail(await this.#rollbackAfterConnect(instance, err));
     }
+  }
+
+  /** What the executor gets: the identity, repository, env, recorded profile and this launch's callbacks. */
+  #createRequest(): CreateInstanceRequest {
+    const { ctx, session } = this;
+    const secretEnv = resolveSecretEnv(ctx, session);
+    const previous = this.mode.kind === 'revive' ? { metadata: this.mode.row.metadata, secrets: revealInstanceSecrets(ctx, this.mode.row) } : undefined;
+    // only a fresh launch clones; a revive keeps the workspace and needs no credential
+    const repositoryCredentials = this.mode.kind === 'fresh' && session.repository.credentials === true ? revealRepoCredentials(ctx, this.#sessionId) : undefined;
+    return {
+      identity: sessionIdentity(this.#sessionId, this.#instanceId),
+      repository: repositorySpec(session),
+      ...(repositoryCredentials ? { repositoryCredentials } : {}),
+      env: session.request.env,
+      secretEnv,
+      profile: this.#profile(),
+      onStage: this.#listener,
+      onDiagnostic: (reason, message) => diagnostic(ctx, this.#sessionId, reason, sanitize(message)),
+      checkpointRuntimeInventory: (cp) => this.#checkpoint(cp),
+      signal: this.signal,
+      ...(previous ? { previous } : { releaseRuntimeInventory: async () => this.#row.release() }),
+    };
   }
 
   /**
@@ -129,7 +127,7 @@ export class SessionLaunch {
       const agent = await this.#stage(AGENT_START_STAGE, () => ensureAgent(ctx, this.session, live.instance));
       live.agentProcessId = agent.id;
       live.agent = agent;
-      this.#writeRow('ready', withAgent(this.#lastRow?.metadata ?? {}, agent.id, null), this.#lastRow?.secretRefs ?? {});
+      this.#row.writeAgent(agent.id, null);
     } catch (err) {
       setSessionState(ctx, id, 'ready', { message: sanitize(errorMessage(err)), stage: AGENT_START_STAGE });
       throw err;
@@ -157,10 +155,10 @@ export class SessionLaunch {
     try {
       instance = await executor.refreshInstance(live.instance, {
         env: this.session.request.env,
-        secretEnv: this.#resolveSecretEnv(),
+        secretEnv: resolveSecretEnv(ctx, this.session),
         profile: this.#profile(),
         onStage: (e) => {
-          if (e.status === 'waiting' || e.status === 'failed') diagnostic(ctx, id, e.reason ?? 'Reconnecting', sanitize(e.message ?? e.stage));
+          if (e.status === 'waiting' || e.status === 'failed') diagnostic(ctx, id, e.reason ?? REASON.reconnecting, sanitize(e.message ?? e.stage));
         },
         checkpointRuntimeInventory: (cp) => this.#checkpoint(cp),
         signal: this.signal,
@@ -168,13 +166,13 @@ export class SessionLaunch {
       });
     } catch (err) {
       if (ctx.live.get(id) === live) ctx.live.take(id);
-      if (isLaunchError(err) && err.reason === WORKSPACE_LOST) this.#workspaceLost(err);
+      if (isLaunchError(err) && err.reason === REASON.workspaceLost) this.#workspaceLost(err);
       throw err;
     }
     const agentId = live.agentProcessId ?? (this.mode.kind === 'revive' ? recordedAgentId(this.mode.row.metadata) : undefined) ?? null;
     const fresh = this.#storeReady(instance, agentId);
     if (instance.replaced) {
-      await this.#afterReplacement(fresh, instance, instance.replaced, agentId, before);
+      await this.#afterReplacement(fresh, instance, { ...instance.replaced, ...replacementWording(executor.capabilities) }, agentId, before);
     } else if (instance.revived && agentId !== null) {
       this.#markAgentLost(fresh, agentId, cause ? `its agentctl stopped and the agent with it (${cause.reason}: ${sanitize(cause.message)})` : undefined);
     } else {
@@ -202,7 +200,7 @@ export class SessionLaunch {
       const stillLost = agent.id === recorded && agent.status !== 'running' && this.mode.kind === 'revive' ? recordedLostAgent(this.mode.row.metadata) : null;
       live.agentProcessId = agent.id;
       live.agent = stillLost ?? agent;
-      this.#writeRow('ready', withAgent(this.#lastRow?.metadata ?? {}, agent.id, stillLost?.lostReason ?? null), this.#lastRow?.secretRefs ?? {});
+      this.#row.writeAgent(agent.id, stillLost?.lostReason ?? null);
     }
     reachedCheckpoint(ctx.hooks, 'agent_started', this.#sessionId);
     if (this.mode.kind === 'revive') await endStaleShells(ctx, this.#sessionId, instance);
@@ -227,23 +225,30 @@ export class SessionLaunch {
     ctx.store.putSecret(ids.bootstrapNonce, instance.secrets.bootstrapNonce);
     reachedCheckpoint(ctx.hooks, 'secrets_stored', this.#sessionId);
     const metadata = { ...instance.metadata, ...secretMetadata(ids), ...(agentId !== null ? { [AGENT_PROCESS_KEY]: agentId } : {}) };
-    this.#writeRow('ready', metadata, { [SECRET_REF.authToken]: ids.authToken, [SECRET_REF.bootstrapNonce]: ids.bootstrapNonce });
+    this.#row.write('ready', metadata, { [SECRET_REF.authToken]: ids.authToken, [SECRET_REF.bootstrapNonce]: ids.bootstrapNonce });
     return ctx.live.replace(this.#sessionId, instance);
   }
 
   /**
-   * A ready session whose Pod was replaced (deleted, evicted, failed): `berth status` keeps why and
-   * when (a `pod_replaced` stage), and an agent that was running when the Pod went is started again
-   * as a new run (the earlier run's output stays readable as the previous run). An agent that had
-   * already exited is not re-run.
+   * A ready session whose machine was replaced (a Pod deleted, evicted, failed), told in the words
+   * its executor declares: `berth status` keeps why and when (the replacement stage, e.g.
+   * `pod_replaced`), and an agent that was running when the machine went is started again as a new
+   * run (the earlier run's output stays readable as the previous run). An agent that had already
+   * exited is not re-run.
    */
-  async #afterReplacement(fresh: LiveSession, instance: ExecutorInstance, replaced: NonNullable<ExecutorInstance['replaced']>, agentId: string | null, before: AgentProcessView | null): Promise<void> {
+  async #afterReplacement(
+    fresh: LiveSession,
+    instance: ExecutorInstance,
+    replaced: NonNullable<ExecutorInstance['replaced']> & ReplacementWording,
+    agentId: string | null,
+    before: AgentProcessView | null,
+  ): Promise<void> {
     const { ctx } = this;
     const id = this.#sessionId;
-    const note = `replaced at ${replaced.at}: ${replaced.message}; a new Pod runs on the same volume`;
+    const note = `replaced at ${replaced.at}: ${replaced.message}; ${replaced.note}`;
     const noticed = new Date(replaced.at);
-    this.#onStage({ stage: REPLACEMENT_STAGE, status: 'running', at: Number.isNaN(noticed.getTime()) ? new Date() : noticed });
-    this.#onStage({ stage: REPLACEMENT_STAGE, status: 'succeeded', at: new Date(), reason: replaced.reason, message: note });
+    reportStage(this.#listener, { stage: replaced.stage, status: 'running', at: Number.isNaN(noticed.getTime()) ? new Date() : noticed });
+    reportStage(this.#listener, { stage: replaced.stage, status: 'succeeded', reason: replaced.reason, message: note });
     diagnostic(ctx, id, 'Replaced', `${replaced.reason}: ${note}`);
     if (agentId === null || before?.status === 'exited') {
       fresh.agentProcessId = agentId;
@@ -254,19 +259,19 @@ export class SessionLaunch {
       const agent = await this.#stage(AGENT_START_STAGE, () => ensureAgent(ctx, this.session, instance));
       fresh.agentProcessId = agent.id;
       fresh.agent = agent;
-      this.#writeRow('ready', withAgent(this.#lastRow?.metadata ?? {}, agent.id, null), this.#lastRow?.secretRefs ?? {});
-      diagnostic(ctx, id, 'AgentRestarted', `agent ${agentId} ended with the replaced Pod; started ${agent.id} in the new one (berth logs --previous ${id} shows the earlier run)`);
-      ctx.log.info({ session: id, previous: agentId, process: agent.id, reason: replaced.reason }, 'agent started again after a Pod replacement');
+      this.#row.writeAgent(agent.id, null);
+      diagnostic(ctx, id, 'AgentRestarted', `agent ${agentId} ended with the replaced ${replaced.machine}; started ${agent.id} in the new one (berth logs --previous ${id} shows the earlier run)`);
+      ctx.log.info({ session: id, previous: agentId, process: agent.id, reason: replaced.reason }, `agent started again after a ${replaced.machine} replacement`);
     } catch (err) {
-      this.#markAgentLost(fresh, agentId, `it ended with the replaced Pod (${replaced.reason}) and could not be started again: ${sanitize(errorMessage(err))}`);
+      this.#markAgentLost(fresh, agentId, `it ended with the replaced ${replaced.machine} (${replaced.reason}) and could not be started again: ${sanitize(errorMessage(err))}`);
     }
   }
 
   /** The workspace went with its Pod (emptyDir): the session fails with what to do; nothing is re-created. */
   #workspaceLost(err: LaunchError): void {
     const message = `${sanitize(err.message)}; remove the session with berth rm ${this.#sessionId}`;
-    this.#markRowStopped();
-    diagnostic(this.ctx, this.#sessionId, WORKSPACE_LOST, message);
+    this.#row.markStopped();
+    diagnostic(this.ctx, this.#sessionId, REASON.workspaceLost, message);
     setSessionState(this.ctx, this.#sessionId, 'failed', { message, stage: err.stage });
   }
 
@@ -274,7 +279,7 @@ export class SessionLaunch {
   #markAgentLost(live: LiveSession, agentId: string, reason = 'its agentctl stopped (killed, crashed or its container restarted) and the agent with it'): void {
     live.agentProcessId = agentId;
     live.agent = lostAgent(agentId, reason);
-    this.#writeRow('ready', withAgent(this.#lastRow?.metadata ?? {}, agentId, reason), this.#lastRow?.secretRefs ?? {});
+    this.#row.writeAgent(agentId, reason);
     diagnostic(this.ctx, this.#sessionId, 'AgentLost', `agent ${agentId} is lost: ${reason}; it is not started again by itself (berth resume ${this.#sessionId} starts it)`);
     this.ctx.log.warn({ session: this.#sessionId, process: agentId }, 'agent lost with its agentctl');
   }
@@ -284,61 +289,52 @@ export class SessionLaunch {
     if (row.state === 'ready') {
       const status = await this.ctx.executors
         .get(this.#executorName)
-        ?.status({ identity: { instanceId: row.instanceId, sessionId: row.sessionId, taskId: row.sessionId, environmentId: row.sessionId }, metadata: row.metadata })
+        ?.status({ identity: sessionIdentity(row.sessionId, row.instanceId), metadata: row.metadata })
         .catch(() => null);
       if (status && (status.liveness === 'running' || status.liveness === 'unreachable')) {
         const current = this.ctx.store.getRuntime(this.#sessionId);
-        if (current && current.instanceId === this.#instanceId && current.state !== 'ready') this.#lastRow = this.ctx.store.upsertRuntime({ ...current, state: 'ready', metadata: row.metadata });
+        if (current && current.instanceId === this.#instanceId && current.state !== 'ready') this.#row.adopt(this.ctx.store.upsertRuntime({ ...current, state: 'ready', metadata: row.metadata }));
         return;
       }
     }
-    this.#markRowStopped();
+    this.#row.markStopped();
   }
 
+  /**
+   * Undoes a launch that failed after the executor connected (the agent could not start, the
+   * `ready` row could not be written): the instance is stopped under the kit's rollback deadline
+   * (destroyed on a fresh launch, whose secrets and row then go; a revive's row goes back to
+   * `stopped`), and the original error comes back with the rollback's errors attached.
+   */
   async #rollbackAfterConnect(instance: ExecutorInstance, err: unknown): Promise<Error> {
     const { ctx } = this;
-    const primary = err instanceof Error ? err : new Error(String(err));
-    const errors: unknown[] = [];
     ctx.live.detach(this.#sessionId);
     const executor = ctx.executors.get(this.#executorName);
     const destroy = this.mode.kind === 'fresh';
-    try {
-      await executor?.stopInstance(
-        { identity: instance.identity, metadata: this.#lastRow?.metadata ?? instance.metadata, control: instance.control, profile: this.#profile() },
-        { destroy, reason: 'rollback', signal: AbortSignal.timeout(ROLLBACK_TIMEOUT_MS) },
-      );
-    } catch (e) {
-      errors.push(e);
-    }
+    const rb = new Rollback();
+    await rb.step('stop the instance', async () =>
+      executor?.stopInstance(
+        { identity: instance.identity, metadata: this.#row.current?.metadata ?? instance.metadata, control: instance.control, profile: this.#profile() },
+        { destroy, reason: ROLLBACK_STOP_REASON, signal: rb.signal },
+      ),
+    );
     await instance.close().catch(() => undefined);
-    if (errors.length === 0 && destroy) {
-      try {
+    if (destroy) {
+      await rb.step('remove the secrets and the runtime row', async () => {
         const ids = secretIds(this.#instanceId);
         ctx.store.deleteSecret(ids.authToken);
         ctx.store.deleteSecret(ids.bootstrapNonce);
-        this.#release();
-      } catch (e) {
-        errors.push(e);
-      }
-    } else if (!destroy) {
-      this.#markRowStopped();
+        this.#row.release();
+      });
+    } else {
+      this.#row.markStopped();
     }
-    if (errors.length > 0) diagnostic(ctx, this.#sessionId, 'RollbackIncomplete', sanitize(errors.map(errorMessage).join('; ')));
-    if (isLaunchError(primary)) primary.rollbackErrors = errors;
-    return withRollbackErrors(primary, errors);
+    if (!rb.clean) diagnostic(ctx, this.#sessionId, REASON.rollbackIncomplete, sanitize(rb.errors.map(errorMessage).join('; ')));
+    return rb.finish(err);
   }
 
-  async #stage<T>(name: string, fn: () => Promise<T>): Promise<T> {
-    this.#onStage({ stage: name, status: 'running', at: new Date() });
-    try {
-      const out = await fn();
-      this.#onStage({ stage: name, status: 'succeeded', at: new Date() });
-      return out;
-    } catch (err) {
-      const launchErr = isLaunchError(err) ? err : new LaunchError(name, 'Error', `${name}: ${sanitize(errorMessage(err))}`, { cause: err });
-      this.#onStage({ stage: name, status: 'failed', at: new Date(), reason: launchErr.reason, message: launchErr.message });
-      throw launchErr;
-    }
+  #stage<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    return runStage(this.#listener, name, fn);
   }
 
   #onStage(event: StageEvent): void {
@@ -360,39 +356,14 @@ export class SessionLaunch {
     }
     beforeCheckpoint(this.ctx.hooks, cp.state);
     // a revive keeps the secret references of the row it revives
-    const carried = this.mode.kind === 'revive' ? pickSecretMetadata(this.#lastRow?.metadata ?? {}) : {};
-    this.#writeRow(cp.state, { ...carried, ...cp.metadata }, this.#lastRow?.secretRefs ?? {});
+    const carried = this.mode.kind === 'revive' ? pickSecretMetadata(this.#row.metadata) : {};
+    this.#row.write(cp.state, { ...carried, ...cp.metadata }, this.#row.secretRefs);
     reachedCheckpoint(this.ctx.hooks, cp.state, this.#sessionId);
-  }
-
-  #writeRow(state: string, metadata: Record<string, string>, secretRefs: Record<string, string>): void {
-    this.#lastRow = this.ctx.store.upsertRuntime({
-      sessionId: this.#sessionId,
-      instanceId: this.#instanceId,
-      executor: this.#executorName,
-      state,
-      metadata: { ...metadata, [LAUNCH_KIND_KEY]: this.mode.kind },
-      stages: this.#stages,
-      secretRefs,
-    });
-  }
-
-  /** Compare-and-swap delete of the row this launch wrote (spec §4.1). */
-  #release(): void {
-    if (this.#lastRow !== null) this.ctx.store.releaseRuntime(this.#sessionId, this.#instanceId, this.#lastRow.updatedAt);
-    this.#lastRow = null;
-  }
-
-  #markRowStopped(): void {
-    const row = this.ctx.store.getRuntime(this.#sessionId);
-    if (row && row.instanceId === this.#instanceId) {
-      this.#lastRow = this.ctx.store.upsertRuntime({ ...row, state: 'stopped', stages: this.#stages });
-    }
   }
 
   #fail(err: unknown): void {
     const stage = isLaunchError(err) ? err.stage : null;
-    const lost = isLaunchError(err) && err.reason === WORKSPACE_LOST ? `; remove the session with berth rm ${this.#sessionId}` : '';
+    const lost = isLaunchError(err) && err.reason === REASON.workspaceLost ? `; remove the session with berth rm ${this.#sessionId}` : '';
     const message = `${sanitize(errorMessage(err))}${lost}`;
     this.ctx.log.warn({ session: this.#sessionId, stage, err: message }, 'launch failed');
     const stages = failOpenStages(this.#stages, new Date(), message);
@@ -400,42 +371,15 @@ export class SessionLaunch {
     setSessionState(this.ctx, this.#sessionId, 'failed', { message, stage });
   }
 
-  /** The snapshot the session recorded at launch (rows from before snapshots: the local executor's shape). */
-  #profile(): ExecutorProfileSnapshot {
-    return this.session.request.profile ?? { executor: this.#executorName, profile: null, type: 'local', settings: {}, env: this.session.request.profileEnv };
-  }
-
   /**
-   * The values of the secret names the session recorded, read from serve's environment now. The
-   * names were checked against `secret_env` at launch and stay approved for this session, as the
-   * rest of its profile snapshot does: an edit of berth.yaml applies to new launches.
+   * The snapshot the session recorded at launch. A row from before snapshots were recorded gets one
+   * of its executor entry's type, without settings (the executor's own defaults apply).
    */
-  #resolveSecretEnv(): Record<string, string> {
-    const out: Record<string, string> = {};
-    for (const name of this.session.request.secretEnv) {
-      const value = this.ctx.secretSource(name);
-      if (value === undefined) throw new LaunchError('initialize', 'SecretMissing', `secretEnv.${name}: is not set in the controller environment`);
-      out[name] = value;
-    }
-    return out;
-  }
-
-  #revealRepoCredentials(): RepositoryCredentials {
-    try {
-      return decodeRepoCredentials(this.ctx.store.revealSecret(repoCredentialId(this.#sessionId)));
-    } catch (err) {
-      throw new LaunchError('initialize', 'CredentialsMissing', `repository.url: the stored credential of session ${this.#sessionId} cannot be read (remove the session and launch again)`, {
-        cause: err,
-      });
-    }
-  }
-
-  #revealSecrets(row: RuntimeRecord): InstanceSecrets {
-    const authId = row.secretRefs[SECRET_REF.authToken];
-    const nonceId = row.secretRefs[SECRET_REF.bootstrapNonce];
-    if (authId === undefined || nonceId === undefined) {
-      throw new LaunchError('initialize', 'SecretsMissing', `runtime row of session ${row.sessionId} has no agentctl secrets (remove the session and launch again)`);
-    }
-    return { authToken: this.ctx.store.revealSecret(authId), bootstrapNonce: this.ctx.store.revealSecret(nonceId) };
+  #profile(): ExecutorProfileSnapshot {
+    const recorded = this.session.request.profile;
+    if (recorded) return recorded;
+    const entry = ownValue(this.ctx.config.executors, this.#executorName);
+    if (!entry) throw new LaunchError(INIT_STAGE, 'ExecutorUnavailable', `executor '${this.#executorName}' is not configured any more`);
+    return { executor: this.#executorName, profile: null, type: entry.type, settings: {}, env: this.session.request.profileEnv };
   }
 }

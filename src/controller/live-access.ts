@@ -5,6 +5,7 @@
  * @module
  */
 import { isAgentctlHttpError, isAgentctlUnreachableError } from '../agentctl-client/index.js';
+import { REASON, sessionIdentity } from '../executors/launch-kit/index.js';
 import type { SessionRecord } from '../inventory/index.js';
 import { errorMessage } from '../shared/errors.js';
 import { sanitize } from '../shared/sanitize.js';
@@ -57,7 +58,7 @@ export class LiveAccess {
       return { live, value: await fn(live) };
     } catch (err) {
       if (!isAgentctlUnreachableError(err)) throw err;
-      diagnostic(this.#ctx, id, 'Reconnecting', 'agentctl is unreachable; reconnecting');
+      diagnostic(this.#ctx, id, REASON.reconnecting, 'agentctl is unreachable; reconnecting');
       await this.#ctx.locks.run(id, async () => {
         if (this.#ctx.live.get(id) !== live) return; // someone else already reconnected
         const session = this.require(id);
@@ -101,15 +102,11 @@ export class LiveAccess {
     // an agent seen to run to its end is not lost when its instance goes afterwards
     if (!row || !executor || live.agentProcessId === null || live.agent?.status === 'exited') return;
     try {
-      const status = await executor.status({ identity: identityOf(id, row.instanceId), metadata: row.metadata });
+      const status = await executor.status({ identity: sessionIdentity(id, row.instanceId), metadata: row.metadata });
       if (status.liveness === 'stopped' || status.liveness === 'missing') live.agent = lostAgent(live.agentProcessId, `its agentctl is not running (${status.detail})`);
     } catch {
       // cannot tell: keep the last known state
     }
   }
-}
-
-export function identityOf(sessionId: string, instanceId: string) {
-  return { instanceId, sessionId, taskId: sessionId, environmentId: sessionId };
 }
 

@@ -5,21 +5,22 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { directLaunchProblem, launchTargetNames, resolveProfile } from '../config/index.js';
-import { ownValue } from '../shared/own.js';
-import type { ExecutorProfileSnapshot, StopResult } from '../executors/executor.js';
-import { isProvisionalState, type SessionRecord } from '../inventory/index.js';
+import type { Executor, StopOptions, StopResult } from '../executors/executor.js';
+import { isProvisionalState, type RuntimeRecord, type SessionRecord } from '../inventory/index.js';
 import { errorMessage } from '../shared/errors.js';
 import { sanitize } from '../shared/sanitize.js';
 import { diagnostic, secretIds, sessionExecutorName, setSessionState, type ManagerContext } from './context.js';
 import { reachedCheckpoint } from './hooks.js';
 import { SessionLaunch, type LaunchMode } from './launch.js';
-import { identityOf, LiveAccess } from './live-access.js';
+import { sessionIdentity } from '../executors/launch-kit/index.js';
+import { LiveAccess } from './live-access.js';
 import { WorkspaceOps } from './workspace-ops.js';
 import { recoverSession } from './recover.js';
 import { SelfHeal } from './self-heal.js';
 import { startUnrecordedSweeps } from './unrecorded-sweep.js';
-import { encodeRepoCredentials, repoCredentialId, sessionOfRepoCredential, splitRepositoryRef } from './repo-credentials.js';
+import { encodeRepoCredentials, repoCredentialId } from './repo-credentials.js';
+import { sweepOrphanSecrets } from './orphan-secrets.js';
+import type { LiveSession } from './live.js';
 import {
   LaunchValidationError,
   SessionStateError,
@@ -34,9 +35,7 @@ import {
   type ShellOptions,
   type ShellSession,
 } from './service.js';
-import { checkSecretEnv, ENV_NAME, validateRepositoryRef } from './validate.js';
-import { launchRequestProblems } from '../shared/launch-limits.js';
-import { promptInputOf, renderAgentArgv } from './prompt-input.js';
+import { checkLaunch, launchValidationError, type CheckedLaunch, type LaunchCheckContext } from './validate.js';
 import { checkRepository } from './repo-check.js';
 import { toView } from './views.js';
 
@@ -59,6 +58,8 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
   readonly #shells = new Set<{ end(): Promise<void> }>();
   #closed = false;
 
+  /** What the launch check reads besides the request: the config, the executors' capabilities, the secrets' presence. */
+  readonly #launchCheck: LaunchCheckContext;
   readonly #access: LiveAccess;
   readonly #ops: WorkspaceOps;
   /** Watches ready sessions' instances and heals them without a command. */
@@ -71,68 +72,61 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
     this.#access = new LiveAccess(ctx, this.#shutdown.signal);
     this.#ops = new WorkspaceOps(ctx, this.#access, this.#shells);
     this.#heal = new SelfHeal(ctx, this.#shutdown.signal);
+    this.#launchCheck = {
+      config: ctx.config,
+      capabilitiesOf: (name) => ctx.executors.get(name)?.capabilities,
+      isSecretSet: (name) => ctx.secretSource(name) !== undefined,
+      snapshotProfile: (name) => ctx.snapshotProfile(name),
+    };
   }
 
   // ---- launch / resume ------------------------------------------------------------------------
 
   async launch(req: LaunchRequest): Promise<SessionView> {
     this.#assertOpen();
-    const { config } = this.#ctx;
-    // Credentials in the URL never reach the session row, the view or an event: they are split off here.
-    const executorName = req.executor ?? config.defaults.executor;
-    const profile = this.#resolveProfile(executorName);
-    // A Kubernetes session may start without a repository (an empty workspace on its volume).
-    const { repository, credentials } = splitRepositoryRef(validateRepositoryRef(req.repository, { optional: profile.type === 'kubernetes' }));
-    const agentName = req.agent ?? config.defaults.agent;
-    const agent = ownValue(config.agents, agentName);
-    if (!agent) throw new LaunchValidationError('agent', `unknown agent '${agentName}' (configured: ${Object.keys(config.agents).join(', ')})`);
-    for (const key of Object.keys(req.env ?? {})) {
-      if (!ENV_NAME.test(key)) throw new LaunchValidationError(`env.${key}`, 'must be a valid environment variable name');
-    }
-    checkSecretEnv(req.secretEnv ?? [], resolveProfile(config, executorName), (name) => this.#ctx.secretSource(name) !== undefined);
-    const problem = launchRequestProblems(req)[0];
-    if (problem) throw new LaunchValidationError(problem.field, problem.message);
+    // One pure check of the whole request, then the one I/O check, then the launch.
+    const checked = checkLaunch(req, this.#launchCheck);
+    if (!checked.ok) throw launchValidationError(checked.problems);
+    const { launch } = checked;
     // A missing path, a plain directory, file:///nope or an unknown branch: refused before the session exists.
-    await checkRepository(repository, profile.type);
+    await checkRepository(launch.repository, launch.capabilities);
     // Checked after the last await: from here to the insert nothing yields, so two launches cannot both take a name.
     const namesake = req.name === undefined ? undefined : this.#ctx.store.listSessions().find((s) => s.name === req.name);
     if (namesake) throw new LaunchValidationError('name', `'${req.name}' is taken by session ${namesake.id}; session names are unique`);
-    const prompt = req.prompt ?? null;
+    const record = this.#createSession(req.name ?? null, launch);
+    this.#ctx.events.emit({ type: 'state', sessionId: record.id, state: 'launching', error: null, at: record.createdAt });
+    reachedCheckpoint(this.#ctx.hooks, 'session_created', record.id);
+    this.#background(record.id, () => this.#runLaunch(record.id, launch.executor, { kind: 'fresh' }));
+    return toView(record, undefined);
+  }
+
+  /**
+   * Records a checked launch as a `launching` session. Credentials in the repository URL were split
+   * off by the check: they never reach the session row, the view or an event, only the secret store.
+   */
+  #createSession(name: string | null, launch: CheckedLaunch): SessionRecord {
     const id = `s-${randomBytes(5).toString('hex')}`;
+    const { store } = this.#ctx;
     // Stored before the session row: a crash in between leaves an orphan the start-up sweep removes,
     // never a session that needs a credential which was not stored.
-    if (credentials) this.#ctx.store.putSecret(repoCredentialId(id), encodeRepoCredentials(credentials));
-    let record: SessionRecord;
+    if (launch.credentials) store.putSecret(repoCredentialId(id), encodeRepoCredentials(launch.credentials));
     try {
-      record = this.#ctx.store.insertSession({
+      return store.insertSession({
         id,
-        name: req.name ?? null,
-        executor: executorName,
-        agent: agentName,
-        repository,
-        request: {
-          env: { ...(req.env ?? {}) },
-          secretEnv: [...(req.secretEnv ?? [])],
-          prompt,
-          agentCommand: renderAgentArgv(agent, prompt ?? ''),
-          agentEnv: { ...agent.env },
-          ...promptInputOf(agent),
-          profileEnv: { ...profile.env },
-          profile,
-        },
+        name,
+        executor: launch.target,
+        agent: launch.agent,
+        repository: launch.repository,
+        request: launch.request,
         state: 'launching',
         error: null,
         stages: [],
         workspacePath: null,
       });
     } catch (err) {
-      if (credentials) this.#ctx.store.deleteSecret(repoCredentialId(id));
+      if (launch.credentials) store.deleteSecret(repoCredentialId(id));
       throw err;
     }
-    this.#ctx.events.emit({ type: 'state', sessionId: record.id, state: 'launching', error: null, at: record.createdAt });
-    reachedCheckpoint(this.#ctx.hooks, 'session_created', record.id);
-    this.#background(record.id, () => this.#runLaunch(record.id, profile.executor, { kind: 'fresh' }));
-    return toView(record, undefined);
   }
 
   async resume(id: string): Promise<SessionView> {
@@ -165,11 +159,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
       const mode: LaunchMode = row && !isProvisionalState(row.state) ? { kind: 'revive', row, intent: 'resume' } : { kind: 'fresh' };
       await this.#cancellable(id, (signal) => new SessionLaunch(this.#ctx, session, mode, executorName, signal).run());
     });
-    const tracked = run.then(() => undefined, () => undefined);
-    this.#inflight.set(id, tracked);
-    void tracked.finally(() => {
-      if (this.#inflight.get(id) === tracked) this.#inflight.delete(id);
-    });
+    this.#track(id, run.then(() => undefined, () => undefined));
     await run;
     return this.get(id);
   }
@@ -241,10 +231,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
       const live = this.#ctx.live.detach(id);
       let stopped: StopResult | void;
       try {
-        stopped = await executor.stopInstance(
-          { identity: identityOf(id, row.instanceId), metadata: row.metadata, ...(live ? { control: live.instance.control } : {}), ...profileOf(session) },
-          { destroy: false, reason: 'user_stop', signal: AbortSignal.timeout(STOP_TIMEOUT_MS) },
-        );
+        stopped = await stopRecorded(executor, session, row, live, { destroy: false, reason: 'user_stop' });
       } catch (err) {
         const message = sanitize(errorMessage(err));
         setSessionState(this.#ctx, id, 'failed', { message: `stop failed: ${message}`, stage: null });
@@ -272,10 +259,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
         const executor = this.#ctx.executors.get(executorName);
         if (!executor) throw new Error(`executor '${executorName}' is not configured any more`);
         if (row) {
-          await executor.stopInstance(
-            { identity: identityOf(id, row.instanceId), metadata: row.metadata, ...(live ? { control: live.instance.control } : {}), ...profileOf(session) },
-            { destroy: true, reason: 'session_removed', signal: AbortSignal.timeout(STOP_TIMEOUT_MS) },
-          );
+          await stopRecorded(executor, session, row, live, { destroy: true, reason: 'session_removed' });
           const ids = secretIds(row.instanceId);
           this.#ctx.store.deleteSecret(ids.authToken);
           this.#ctx.store.deleteSecret(ids.bootstrapNonce);
@@ -348,7 +332,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? RECOVERY_CONCURRENCY) }, worker));
-    if (!this.#shutdown.signal.aborted) this.#sweepOrphanSecrets();
+    if (!this.#shutdown.signal.aborted) sweepOrphanSecrets(this.#ctx.store);
     // objects no session records (a create that committed after its launch gave up): in the background
     if (!this.#shutdown.signal.aborted && this.#stopSweeps === null) this.#stopSweeps = startUnrecordedSweeps(this.#ctx);
   }
@@ -370,7 +354,11 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
   // ---- helpers --------------------------------------------------------------------------------
 
   #background(id: string, fn: () => Promise<void>): void {
-    const p = fn().catch((err: unknown) => this.#ctx.log.error({ session: id, err: sanitize(errorMessage(err)) }, 'background launch failed'));
+    this.#track(id, fn().catch((err: unknown) => this.#ctx.log.error({ session: id, err: sanitize(errorMessage(err)) }, 'background launch failed')));
+  }
+
+  /** Records `p` as the session's work in flight until it settles (close() and waitUntilSettled() await it). */
+  #track(id: string, p: Promise<void>): void {
     this.#inflight.set(id, p);
     void p.finally(() => {
       if (this.#inflight.get(id) === p) this.#inflight.delete(id);
@@ -380,61 +368,24 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
   #assertOpen(): void {
     if (this.#closed) throw new Error('controller is closed');
   }
-
-  /** The profile snapshot a new session records (the name must resolve to a runnable executor). */
-  #resolveProfile(name: string): ExecutorProfileSnapshot {
-    const { config } = this.#ctx;
-    const resolved = resolveProfile(config, name);
-    if (resolved === null) {
-      throw new LaunchValidationError('executor', `unknown executor or profile '${name}' (configured: ${launchTargetNames(config).join(', ')})`);
-    }
-    const direct = directLaunchProblem(config, name);
-    if (direct !== null) throw new LaunchValidationError('executor', direct);
-    if (!this.#ctx.executors.has(resolved.executor.name)) {
-      throw new LaunchValidationError('executor', `executor '${resolved.executor.name}' (type ${resolved.executor.type}) is not available in this build of berth`);
-    }
-    return this.#ctx.snapshotProfile(name);
-  }
-
-  /**
-   * Secrets of instances no runtime row references (a crash between storing and recording them),
-   * and repository credentials of sessions that do not exist (a crash before the session row).
-   */
-  #sweepOrphanSecrets(): void {
-    const sessions = new Set(this.#ctx.store.listSessions().map((s) => s.id));
-    const referenced = new Set<string>();
-    for (const row of this.#ctx.store.listRuntime()) {
-      for (const id of Object.values(row.secretRefs)) referenced.add(id);
-      const ids = secretIds(row.instanceId);
-      referenced.add(ids.authToken);
-      referenced.add(ids.bootstrapNonce);
-    }
-    for (const id of this.#ctx.store.listSecretIds()) {
-      if (id.startsWith('agentctl-') && !referenced.has(id)) this.#ctx.store.deleteSecret(id);
-      const owner = sessionOfRepoCredential(id);
-      if (owner !== null && !sessions.has(owner)) this.#ctx.store.deleteSecret(id);
-    }
-  }
 }
 
-function profileOf(session: SessionRecord): { profile?: ExecutorProfileSnapshot } {
-  return session.request.profile ? { profile: session.request.profile } : {};
+/** Stops the recorded instance of `session` (through its control client when still connected), under STOP_TIMEOUT_MS. */
+function stopRecorded(executor: Executor, session: SessionRecord, row: RuntimeRecord, live: LiveSession | undefined, opts: Omit<StopOptions, 'signal'>): Promise<StopResult | void> {
+  const { profile } = session.request;
+  return executor.stopInstance(
+    { identity: sessionIdentity(session.id, row.instanceId), metadata: row.metadata, ...(live ? { control: live.instance.control } : {}), ...(profile ? { profile } : {}) },
+    { ...opts, signal: AbortSignal.timeout(STOP_TIMEOUT_MS) },
+  );
 }
 
+/** `p`, or the rejection with the signal's reason once `signal` aborts first. */
 function abortable<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return p;
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
+  let onAbort = (): void => undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason as Error);
     signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e as Error);
-      },
-    );
   });
+  return Promise.race([p, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
 }

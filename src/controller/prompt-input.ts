@@ -12,9 +12,9 @@ import type { InstanceClient } from '../agentctl-client/index.js';
 import type { SessionRequestData } from '../inventory/index.js';
 
 /** Stands for the prompt file's path in a recorded argv. */
-export const PROMPT_FILE_MARK = '\0berth-prompt-file\0';
+const PROMPT_FILE_MARK = '\0berth-prompt-file\0';
 /** The controller's own directory in the workspace (hidden from git by its own `.gitignore`). */
-export const WORKSPACE_BERTH_DIR = '.berth';
+const WORKSPACE_BERTH_DIR = '.berth';
 
 /** The agent's argv with `{{prompt}}` replaced and `{{prompt_file}}` marked (a prompt containing `{{prompt_file}}` stays text). */
 export function renderAgentArgv(agent: Pick<AgentProfile, 'command'>, prompt: string): string[] {
@@ -31,7 +31,7 @@ export function promptInputOf(agent: Pick<AgentProfile, 'promptInput'>): Pick<Se
   return agent.promptInput === 'stdin' || agent.promptInput === 'file' ? { promptInput: agent.promptInput } : {};
 }
 
-export interface AgentStartPlan {
+interface AgentStartPlan {
   command: string[];
   env: Record<string, string>;
   /** Written before the start: workspace-relative path and content. */

@@ -4,11 +4,13 @@
  * by what they recorded, and the session ends ready, stopped or failed with a clear message.
  * @module
  */
+import { REASON, sessionIdentity } from '../executors/launch-kit/index.js';
 import { isProvisionalState, type SessionRecord } from '../inventory/index.js';
 import { errorMessage } from '../shared/errors.js';
 import { sanitize } from '../shared/sanitize.js';
 import { diagnostic, secretIds, sessionExecutorName, setSessionState, type ManagerContext } from './context.js';
-import { LAUNCH_KIND_KEY, SessionLaunch } from './launch.js';
+import { SessionLaunch } from './launch.js';
+import { LAUNCH_KIND_KEY } from './launch-row.js';
 import { failOpenStages } from './stages.js';
 
 export async function recoverSession(ctx: ManagerContext, session: SessionRecord, opts: { force: boolean; signal?: AbortSignal }): Promise<void> {
@@ -40,7 +42,7 @@ export async function recoverSession(ctx: ManagerContext, session: SessionRecord
     setSessionState(ctx, id, 'failed', { message: `executor '${row.executor}' is not configured any more; cannot recover`, stage: null });
     return;
   }
-  const identity = { instanceId: row.instanceId, sessionId: id, taskId: id, environmentId: id };
+  const identity = sessionIdentity(id, row.instanceId);
 
   if (isProvisionalState(row.state)) {
     const fresh = row.metadata[LAUNCH_KIND_KEY] !== 'revive';
@@ -57,7 +59,7 @@ export async function recoverSession(ctx: ManagerContext, session: SessionRecord
       }
     } catch (err) {
       const message = sanitize(errorMessage(err));
-      diagnostic(ctx, id, 'RollbackIncomplete', message);
+      diagnostic(ctx, id, REASON.rollbackIncomplete, message);
       setSessionState(ctx, id, 'failed', {
         message: `${fresh ? 'launch' : 'resume'} was interrupted at checkpoint ${row.state} and its cleanup failed: ${message} (remove with force)`,
         stage: null,

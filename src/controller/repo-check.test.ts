@@ -2,15 +2,19 @@ import { describe, expect, it } from 'vitest';
 import { gitReason, lsRemoteHasRef, repositoryCheckTarget } from './repo-check.js';
 
 describe('repositoryCheckTarget', () => {
+  // where the executor clones: on this host (local), or elsewhere (a Pod)
+  const where = { 'this host': { clonesOnControllerHost: true }, 'a Pod': { clonesOnControllerHost: false } } as const;
   it.each([
-    [{ path: '/src/app' }, 'local', 'path'],
-    [{ url: 'file:///srv/app.git' }, 'local', 'url'],
-    [{ url: 'git://host/app.git' }, 'local', 'url'],
-    [{ url: 'https://host/app.git' }, 'local', null],
-    [{ url: 'git@host:app.git' }, 'local', null],
-    [{ url: 'file:///srv/app.git' }, 'kubernetes', null],
-  ] as const)('checks %j on a %s executor as %s', (repo, type, kind) => {
-    expect(repositoryCheckTarget(repo, type)?.kind ?? null).toBe(kind);
+    [{ path: '/src/app' }, 'this host', 'path'],
+    [{ path: '/src/app' }, 'a Pod', 'path'],
+    [{ url: 'file:///srv/app.git' }, 'this host', 'url'],
+    [{ url: 'git://host/app.git' }, 'this host', 'url'],
+    [{ url: 'https://host/app.git' }, 'this host', null],
+    [{ url: 'git@host:app.git' }, 'this host', null],
+    [{ url: 'file:///srv/app.git' }, 'a Pod', null],
+    [{ url: 'git://host/app.git' }, 'a Pod', null],
+  ] as const)('checks %j cloned on %s as %s', (repo, clonedOn, kind) => {
+    expect(repositoryCheckTarget(repo, where[clonedOn])?.kind ?? null).toBe(kind);
   });
 });
 

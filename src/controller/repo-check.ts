@@ -13,23 +13,28 @@
  */
 import { execFile } from 'node:child_process';
 import { statSync } from 'node:fs';
+import type { ExecutorCapabilities } from '../executors/executor.js';
 import { LaunchValidationError, type RepositoryRef } from './service.js';
 
 /** Deadline of one `git ls-remote`, in ms: local reads are instant; git:// gets a few seconds. */
 const TIMEOUT_MS = { local: 15_000, network: 5_000 } as const;
 
-export type RepositoryCheckTarget =
+type RepositoryCheckTarget =
   | { kind: 'path'; source: string; field: 'repository.path' }
   | { kind: 'url'; source: string; field: 'repository.url'; timeoutMs: number }
   | null;
 
+/** What of the executor's capabilities the check reads. */
+type RepositoryCheckCapabilities = Pick<ExecutorCapabilities, 'clonesOnControllerHost'>;
+
 /**
- * What to check of `repo` (pure): local paths always, `file://` and `git://` URLs only for a local
- * executor (in a Pod they name the Pod's file system and network, not this machine's).
+ * What to check of `repo` (pure): local paths always, `file://` and `git://` URLs only for an
+ * executor that clones on this host (in a Pod they name the Pod's file system and network, not
+ * this machine's).
  */
-export function repositoryCheckTarget(repo: RepositoryRef, executorType: 'local' | 'kubernetes'): RepositoryCheckTarget {
+export function repositoryCheckTarget(repo: RepositoryRef, capabilities: RepositoryCheckCapabilities): RepositoryCheckTarget {
   if (repo.path !== undefined) return { kind: 'path', source: repo.path, field: 'repository.path' };
-  if (repo.url === undefined || executorType !== 'local') return null;
+  if (repo.url === undefined || !capabilities.clonesOnControllerHost) return null;
   if (/^file:/i.test(repo.url)) return { kind: 'url', source: repo.url, field: 'repository.url', timeoutMs: TIMEOUT_MS.local };
   if (/^git:\/\//i.test(repo.url)) return { kind: 'url', source: repo.url, field: 'repository.url', timeoutMs: TIMEOUT_MS.network };
   return null;
@@ -71,8 +76,8 @@ function lsRemote(source: string, refs: string[], timeoutMs: number, env: NodeJS
  * Checks the repository of a launch (see the module comment); throws LaunchValidationError naming
  * `repository.path`, `repository.url` or `repository.branch`. `env` is the environment git runs with.
  */
-export async function checkRepository(repo: RepositoryRef, executorType: 'local' | 'kubernetes', env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const target = repositoryCheckTarget(repo, executorType);
+export async function checkRepository(repo: RepositoryRef, capabilities: RepositoryCheckCapabilities, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const target = repositoryCheckTarget(repo, capabilities);
   if (target === null) return;
   if (target.kind === 'path') {
     let isDir: boolean;

@@ -8,7 +8,7 @@ import type { RepositoryCredentials } from '../executors/executor.js';
 import { LaunchValidationError } from './service.js';
 
 /** Secret id of a session's repository credential (deterministic: rm and the orphan sweep find it). */
-export const REPO_CREDENTIAL_PREFIX = 'repo-credential-';
+const REPO_CREDENTIAL_PREFIX = 'repo-credential-';
 
 export function repoCredentialId(sessionId: string): string {
   return `${REPO_CREDENTIAL_PREFIX}${sessionId}`;
@@ -21,7 +21,7 @@ export function sessionOfRepoCredential(secretId: string): string | null {
 
 const SCHEME = /^([a-z][a-z0-9+.-]*):\/\//i;
 
-export interface SplitUrl {
+interface SplitUrl {
   /** The URL without its userinfo (everything else byte for byte as given). */
   url: string;
   /** Present only when the URL carried a credential git would send over HTTP(S). */

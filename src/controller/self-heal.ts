@@ -10,7 +10,7 @@ import { errorMessage } from '../shared/errors.js';
 import { sanitize } from '../shared/sanitize.js';
 import { diagnostic, type ManagerContext } from './context.js';
 import { SessionLaunch } from './launch.js';
-import { identityOf } from './live-access.js';
+import { sessionIdentity } from '../executors/launch-kit/index.js';
 import type { SessionEvent } from './service.js';
 
 const MAX_HEAL_ATTEMPTS = 5;
@@ -70,7 +70,7 @@ export class SelfHeal {
     if (this.#watches.get(id)?.key === key) return;
     this.#watches.get(id)?.stop();
     try {
-      const stop = executor.watchInstance({ identity: identityOf(id, row.instanceId), metadata: row.metadata }, (reason, message) => this.#trouble(id, key, reason, message));
+      const stop = executor.watchInstance({ identity: sessionIdentity(id, row.instanceId), metadata: row.metadata }, (reason, message) => this.#trouble(id, key, reason, message));
       this.#watches.set(id, { key, stop });
     } catch (err) {
       this.#watches.delete(id);
@@ -121,7 +121,7 @@ export class SelfHeal {
         }
         const status = await this.#ctx.executors
           .get(row.executor)
-          ?.status({ identity: identityOf(id, row.instanceId), metadata: row.metadata })
+          ?.status({ identity: sessionIdentity(id, row.instanceId), metadata: row.metadata })
           .catch(() => null);
         // a command got there first and reconnected it
         if (status?.liveness === 'running') return true;

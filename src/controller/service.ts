@@ -1,120 +1,28 @@
 /**
  * The session service: what the controller offers to its API server (and through it to the CLI).
- * The manager implements it; the HTTP API in src/api is a thin shell over it.
+ * The manager implements it; the HTTP API server in src/server is a thin shell over it. The
+ * sessions' wire types (SessionView, SessionEvent, LaunchRequest …) come from src/api.
  * @module
  */
 import type { FilesClient, GitClient } from '../agentctl-client/index.js';
+import type { LaunchRequest, SessionEvent, SessionState, SessionView } from '../api/index.js';
 
-/** Life cycle of a session as users see it. */
-export type SessionState =
-  | 'launching' // a launch is in progress (stages below)
-  | 'ready' // workspace up, agentctl connected, agent started
-  | 'stopping'
-  | 'stopped' // agentctl and agent stopped, workspace kept: `resume` brings it back
-  | 'failed' // the last launch or resume failed and was rolled back (see `error`)
-  | 'removing';
+// The wire types are the API's (derived from its zod schemas); the controller speaks them.
+export type {
+  AgentProcessView,
+  LaunchRequest,
+  RepositoryRef,
+  SessionError,
+  SessionEvent,
+  SessionState,
+  SessionView,
+  StageRecord,
+} from '../api/index.js';
 
-export type StageStatus = 'running' | 'waiting' | 'succeeded' | 'failed';
-
-/** One launch stage (e.g. `workspace`, `agentctl_start`, `agentctl_connect`, `agent_start`). */
-export interface StageRecord {
-  name: string;
-  status: StageStatus;
-  startedAt: string;
-  endedAt: string | null;
-  durationMs: number | null;
-  /** While waiting or after failing: a short machine-readable reason (`ImagePullBackOff`, `CloneFailed` …). */
-  reason: string | null;
-  /** Human-readable detail for the reason; never contains secrets. */
-  message: string | null;
-  /**
-   * What the stage waited for, in order (each Kubernetes reason or event while it ran: scheduling,
-   * image pull, volume binding …), the latest {@link MAX_STAGE_WAITS} kept. Absent on old rows.
-   */
-  waits?: StageWait[];
-}
-
-export interface StageWait {
-  at: string;
-  reason: string;
-  message: string;
-}
-
-/** How many waits one stage record keeps. */
+/** How many waits one stage record keeps (`StageRecord.waits`). */
 export const MAX_STAGE_WAITS = 40;
 
-export interface RepositoryRef {
-  /** A clone URL (file://, git://, https://) … */
-  url?: string;
-  /** … or a local repository path (the local executor uses `git worktree`/clone from it). */
-  path?: string;
-  branch?: string;
-}
-
-/** The repository of a session as shown: the URL never carries credentials. */
-export interface RepositoryView extends RepositoryRef {
-  /** True when the launch URL carried a credential; it is stored encrypted and used only to clone. */
-  credentials?: boolean;
-}
-
-export interface LaunchRequest {
-  /**
-   * A URL with credentials (`https://user:token@host/x.git`) is accepted: see RepositoryView.credentials.
-   * Omitted (Kubernetes executors only): the session starts in an empty workspace.
-   */
-  repository?: RepositoryRef;
-  /** Agent profile name from the config (default: `demo`, the scripted demo agent). */
-  agent?: string;
-  /** Executor name from the config (default: `local`). */
-  executor?: string;
-  /** Optional human name. */
-  name?: string;
-  /** Extra environment for the agent. */
-  env?: Record<string, string>;
-  /** Names of controller-side secrets approved for this session (their values are injected, never stored in plain text). */
-  secretEnv?: string[];
-  /** Prompt/task text handed to the agent (as BERTH_PROMPT and the profile's argv template). */
-  prompt?: string;
-}
-
-export interface SessionError {
-  message: string;
-  stage: string | null;
-}
-
-export interface AgentProcessView {
-  id: string;
-  /** `lost`: its agentctl died (killed, crashed, container restarted) and the agent with it; only `berth resume` starts it again. */
-  status: 'running' | 'exited' | 'lost';
-  exitCode: number | null;
-  /** Why the agent is lost (status `lost` only). */
-  lostReason?: string;
-}
-
-export interface SessionView {
-  id: string;
-  name: string | null;
-  executor: string;
-  agent: string;
-  repository: RepositoryView;
-  state: SessionState;
-  createdAt: string;
-  updatedAt: string;
-  /** Stages of the most recent launch/resume. */
-  stages: StageRecord[];
-  /** Where the workspace lives (a local path, or `/workspace` in a Pod). */
-  workspacePath: string | null;
-  error: SessionError | null;
-  agentProcess: AgentProcessView | null;
-}
-
-export type SessionEvent =
-  | { type: 'state'; sessionId: string; state: SessionState; error: SessionError | null; at: string }
-  | { type: 'stage'; sessionId: string; stage: StageRecord; at: string }
-  | { type: 'diagnostic'; sessionId: string; reason: string; message: string; at: string }
-  /** The session is gone (its workspace destroyed); the last event of a session. */
-  | { type: 'removed'; sessionId: string; at: string };
-
+/** One chunk of output as the service streams it (the API sends `data` base64: OutputChunkWire). */
 export interface OutputChunkView {
   seq: number;
   stream: 'stdout' | 'stderr';
@@ -228,14 +136,20 @@ export class SessionStateError extends Error {
   }
 }
 
-/** Thrown for a launch request that fails validation before anything is created. */
+/**
+ * Thrown for a launch request that fails validation before anything is created. `field` and the
+ * message name the first problem; `problems` lists every problem found (the first one included).
+ */
 export class LaunchValidationError extends Error {
   override readonly name = 'LaunchValidationError';
+  readonly problems: readonly { field: string; message: string }[];
   constructor(
     readonly field: string,
     detail: string,
+    problems?: readonly { field: string; message: string }[],
   ) {
     super(`${field}: ${detail}`);
+    this.problems = problems ?? [{ field, message: detail }];
   }
 }
 

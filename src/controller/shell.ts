@@ -32,7 +32,7 @@ import { randomBytes } from 'node:crypto';
 import type { OutputChunkView, ShellSession } from './service.js';
 
 /** Exit status of a shell. */
-export interface ShellExit {
+interface ShellExit {
   exitCode: number | null;
   signal: string | null;
 }
@@ -92,7 +92,7 @@ export function newShellDir(): string {
 }
 
 /** Prefix of the agentctl process ids of shells. */
-export const SHELL_PROCESS_PREFIX = 'shell-';
+const SHELL_PROCESS_PREFIX = 'shell-';
 /** argv[3] of every shell wrapper (`$0` of `sh -c`): marks a process as a berth shell. */
 const SHELL_MARKER = 'berth-shell';
 
@@ -107,7 +107,7 @@ export function newControllerRunId(): string {
 }
 
 /** Whether an agentctl process is a berth shell wrapper (by its argv marker). */
-export function isShellProcess(p: { command: readonly string[] }): boolean {
+function isShellProcess(p: { command: readonly string[] }): boolean {
   return p.command[0] === 'sh' && p.command[1] === '-c' && p.command[3] === SHELL_MARKER;
 }
 

@@ -6,7 +6,7 @@
  */
 import { isSpawnFailedError } from '../agentctl-client/index.js';
 
-export interface SpawnFailure {
+interface SpawnFailure {
   /** The errno agentctl reported (`ENOENT`, `EACCES`, …). */
   readonly errno: string;
   /** As a shell reports it: 127 when the command was not found, 126 when it could not be executed. */

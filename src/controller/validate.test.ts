@@ -1,12 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { resolveConfig, resolveProfile } from '../config/index.js';
 import { LaunchValidationError } from './service.js';
-import { checkSecretEnv, validateRepositoryRef } from './validate.js';
+import { checkLaunch, launchValidationError, repositoryProblems, secretEnvProblems, type LaunchCheckContext } from './validate.js';
 
-describe('validateRepositoryRef', () => {
+describe('repositoryProblems', () => {
   it('copies a valid reference', () => {
-    expect(validateRepositoryRef({ path: '/r', branch: 'main' })).toEqual({ path: '/r', branch: 'main' });
-    expect(validateRepositoryRef({ url: 'https://x/r.git' })).toEqual({ url: 'https://x/r.git' });
+    expect(repositoryProblems({ path: '/r', branch: 'main' })).toEqual({ repository: { path: '/r', branch: 'main' }, problems: [] });
+    expect(repositoryProblems({ url: 'https://x/r.git' })).toEqual({ repository: { url: 'https://x/r.git' }, problems: [] });
+  });
+
+  it('takes no repository where the executor starts empty workspaces, but not a branch alone', () => {
+    expect(repositoryProblems(undefined, { optional: true })).toEqual({ repository: {}, problems: [] });
+    expect(repositoryProblems({}, { optional: true })).toEqual({ repository: {}, problems: [] });
+    expect(repositoryProblems({ branch: 'main' }, { optional: true }).problems).toEqual([{ field: 'repository', message: 'is required (url or path)' }]);
+  });
+
+  it('reports every problem of the reference, each at its field', () => {
+    expect(repositoryProblems({ url: ' ', path: '', branch: '' } as never).problems.map((p) => p.field)).toEqual(['repository.url', 'repository.path', 'repository.branch']);
   });
 
   it.each([
@@ -18,37 +28,32 @@ describe('validateRepositoryRef', () => {
     [{ path: '/r', branch: '' }, 'repository.branch'],
     [{ url: 5 }, 'repository.url'],
   ])('rejects %j at %s', (repo, field) => {
-    let caught: unknown;
-    try {
-      validateRepositoryRef(repo as never);
-    } catch (err) {
-      caught = err;
-    }
+    const caught = launchValidationError(repositoryProblems(repo as never).problems);
     expect(caught).toBeInstanceOf(LaunchValidationError);
-    expect((caught as LaunchValidationError).field).toBe(field);
+    expect(caught.field).toBe(field);
   });
 });
 
-describe('checkSecretEnv', () => {
+describe('secretEnvProblems', () => {
   const cfg = resolveConfig(
     { executors: { local: { type: 'local', secret_env: ['EXEC_KEY'] } }, profiles: { big: { executor: 'local', secret_env: ['PROFILE_KEY'] } } },
     { source: null, installRoot: '/opt/berth' },
   );
   const set = new Set(['EXEC_KEY', 'PROFILE_KEY', 'HOME', 'PATH']);
-  const check = (names: string[], target: string) => checkSecretEnv(names, resolveProfile(cfg, target), (n) => set.has(n));
+  const check = (names: string[], target: string) => secretEnvProblems(names, resolveProfile(cfg, target), (n) => set.has(n));
   const refusal = (names: string[], target: string): LaunchValidationError => {
-    try {
-      check(names, target);
-    } catch (err) {
-      if (err instanceof LaunchValidationError) return err;
-      throw err;
-    }
-    throw new Error('accepted');
+    const problems = check(names, target);
+    if (problems.length === 0) throw new Error('accepted');
+    return launchValidationError(problems);
   };
 
   it('accepts the names the profile or its executor approves', () => {
-    expect(() => check(['PROFILE_KEY', 'EXEC_KEY'], 'big')).not.toThrow();
-    expect(() => check(['EXEC_KEY'], 'local')).not.toThrow();
+    expect(check(['PROFILE_KEY', 'EXEC_KEY'], 'big')).toEqual([]);
+    expect(check(['EXEC_KEY'], 'local')).toEqual([]);
+  });
+
+  it('reports one problem per refused name', () => {
+    expect(check(['HOME', 'EXEC_KEY', 'A-B'], 'local').map((p) => p.field)).toEqual(['secretEnv.HOME', 'secretEnv.A-B']);
   });
 
   it("refuses an unapproved name with one message, whether or not serve's environment has it", () => {
@@ -63,8 +68,44 @@ describe('checkSecretEnv', () => {
   });
 
   it('says an approved name is unset, and refuses a malformed one', () => {
-    const approvedUnset = checkSecretEnv.bind(null, ['EXEC_KEY'], resolveProfile(cfg, 'local'), () => false);
-    expect(approvedUnset).toThrow('secretEnv.EXEC_KEY: is not set in the controller environment');
+    const approvedUnset = launchValidationError(secretEnvProblems(['EXEC_KEY'], resolveProfile(cfg, 'local'), () => false));
+    expect(approvedUnset.message).toBe('secretEnv.EXEC_KEY: is not set in the controller environment');
     expect(refusal(['A-B'], 'local').message).toBe('secretEnv.A-B: must be a valid environment variable name');
+  });
+});
+
+describe('checkLaunch', () => {
+  const cfg = resolveConfig({ executors: { box: { type: 'local' } }, agents: { a: { command: ['a', '{{prompt}}'] } } }, { source: null, installRoot: '/opt/berth' });
+  const context = (repositoryOptional: boolean): LaunchCheckContext => ({
+    config: cfg,
+    capabilitiesOf: (name) => (name === 'box' ? { repositoryOptional, clonesOnControllerHost: true, metadataKeyPrefix: 'box_', removes: 'the box' } : undefined),
+    isSecretSet: () => false,
+    snapshotProfile: () => ({ executor: 'box', profile: null, type: 'local', settings: {}, env: { P: '1' } }),
+  });
+  const fields = (r: ReturnType<typeof checkLaunch>): string[] => (r.ok ? [] : r.problems.map((p) => p.field));
+
+  it('asks the executor whether a launch needs a repository', () => {
+    expect(fields(checkLaunch({ executor: 'box', agent: 'a' }, context(false)))).toEqual(['repository']);
+    expect(fields(checkLaunch({ executor: 'box', agent: 'a' }, context(true)))).toEqual([]);
+  });
+
+  it('does not claim a repository is required by an executor it cannot find', () => {
+    expect(fields(checkLaunch({ executor: 'nope', agent: 'a' }, context(false)))).toEqual(['executor']);
+  });
+
+  it('refuses a password in a non-http URL at repository.url, with the other problems', () => {
+    expect(fields(checkLaunch({ executor: 'box', agent: 'zzz', repository: { url: 'ssh://me:pw@host/x.git' } }, context(false)))).toEqual(['repository.url', 'agent']);
+  });
+
+  it('returns the launch as recorded: the target, its executor, the redacted repository and the session request', () => {
+    const r = checkLaunch({ executor: 'box', agent: 'a', repository: { url: 'https://u:t@host/x.git' }, prompt: 'go' }, context(false));
+    expect(r.ok && r.launch).toMatchObject({
+      target: 'box',
+      executor: 'box',
+      agent: 'a',
+      repository: { url: 'https://host/x.git', credentials: true },
+      credentials: { username: 'u', password: 't' },
+      request: { prompt: 'go', agentCommand: ['a', 'go'], profileEnv: { P: '1' }, env: {}, secretEnv: [] },
+    });
   });
 });

@@ -2,14 +2,14 @@
  * Pure mapping from inventory records (plus the live entry) to the SessionView of the service.
  * @module
  */
+import type { SessionState, SessionView } from '../api/index.js';
 import type { SessionRecord } from '../inventory/index.js';
 import type { LiveSession } from './live.js';
 import { redactRepositoryUrl } from './repo-credentials.js';
-import type { SessionState, SessionView } from './service.js';
 
 const STATES: readonly SessionState[] = ['launching', 'ready', 'stopping', 'stopped', 'failed', 'removing'];
 
-export function toSessionState(raw: string): SessionState {
+function toSessionState(raw: string): SessionState {
   return (STATES as readonly string[]).includes(raw) ? (raw as SessionState) : 'failed';
 }
 

@@ -8,7 +8,8 @@ import { chunkBytes, isAgentctlHttpError, isAgentctlUnreachableError } from '../
 import type { OutputChunk } from '../protocol/index.js';
 import { previousAgentProcessId, recordedAgentId } from './agent.js';
 import type { ManagerContext } from './context.js';
-import { identityOf, type LiveAccess } from './live-access.js';
+import { sessionIdentity } from '../executors/launch-kit/index.js';
+import type { LiveAccess } from './live-access.js';
 import type { LiveSession } from './live.js';
 import { newShellDir, PtyShell, resizeCommand, shellCommand, shellProcessId, type ShellPortMessage } from './shell.js';
 import { spawnFailure } from './spawn-failure.js';
@@ -213,7 +214,7 @@ export class WorkspaceOps {
     const last = recordedAgentId(row.metadata) ?? null;
     const processId = opts.previous ? this.#previousAgentId(id, last) : last;
     if (processId === null) return [];
-    const target = { identity: identityOf(id, row.instanceId), metadata: row.metadata };
+    const target = { identity: sessionIdentity(id, row.instanceId), metadata: row.metadata };
     const chunks = await executor.readRecordedOutput(target, processId, opts.from ?? 0);
     if (chunks === null && opts.previous) throw this.#noPreviousRun(id, last);
     return (chunks ?? []).map((c) => ({ seq: c.seq, stream: c.stream, data: c.data }));

@@ -5,8 +5,7 @@
  * created through the two inventory callbacks and never persists anything itself.
  * @module
  */
-import type { ControlClient } from '../agentctl-client/control.js';
-import type { InstanceClient } from '../agentctl-client/instance.js';
+import type { ControlClient, InstanceClient } from '../agentctl-client/index.js';
 
 /** A launch stage as reported by an executor (the manager turns these into StageRecords and events). */
 export interface StageEvent {
@@ -199,6 +198,8 @@ export interface RecordedOutputChunk {
 
 export interface Executor {
   readonly name: string;
+  /** What this executor's type can do (the same object for every executor of the type). */
+  readonly capabilities: ExecutorCapabilities;
   /** Fresh launch, or (with `req.previous`) reconnect/revive. Throws a LaunchError naming the failed stage. */
   createInstance(req: CreateInstanceRequest): Promise<ExecutorInstance>;
   /** Stops agentctl and its processes; with `destroy` also removes the workspace. Idempotent. */
@@ -243,26 +244,52 @@ export interface Executor {
   startSweeps?(isRecorded: (owner: SweepOwner) => boolean): () => Promise<void>;
 }
 
+/**
+ * What an executor type can do, declared by the type itself (a static `capabilities` on its class,
+ * the same object on each instance), so that the controller, the inventory and the dashboard ask
+ * this instead of branching on the type's name. What an executor may additionally *do* is declared
+ * by the optional methods of {@link Executor}, each with a contract case of its own
+ * (test/contract/cases-optional.ts): recorded output readable while stopped (`readRecordedOutput`),
+ * an instance watch (`watchInstance`), cleanup of what a launch created before its first record
+ * (`removeUnrecorded`) and sweeps of what no session records (`startSweeps`).
+ */
+export interface ExecutorCapabilities {
+  /** A launch may name no repository: the instance starts with an empty workspace (else a URL or a path is required). */
+  readonly repositoryOptional: boolean;
+  /**
+   * Repository URLs are cloned on the controller's host (its file system and network), so a
+   * `file://` or `git://` URL is checked there before the session exists. A repository path is read
+   * on the controller's host whatever the executor, and always checked.
+   */
+  readonly clonesOnControllerHost: boolean;
+  /**
+   * The prefix of the executor's own runtime metadata keys (`local_`): the inventory persists keys
+   * under it, besides the keys every executor shares, and refuses any other.
+   */
+  readonly metadataKeyPrefix: string;
+  /** What removing a session deletes, in words a confirmation shows ("the session's workspace directory"). */
+  readonly removes: string;
+  /** How a replacement of an instance's machine ({@link ExecutorInstance.replaced}) is told; absent: it never replaces one. */
+  readonly replacement?: ReplacementWording;
+}
+
+/** The words of a replacement, in `berth status` (its stage) and in the session's diagnostics. */
+export interface ReplacementWording {
+  /** The stage that records why and when (`pod_replaced`). */
+  readonly stage: string;
+  /** What was replaced (`Pod`): "the agent ended with the replaced Pod". */
+  readonly machine: string;
+  /** What carries on (`a new Pod runs on the same volume`). */
+  readonly note: string;
+}
+
+/** The replacement wording `capabilities` declare, or a neutral one for an executor that declares none. */
+export function replacementWording(capabilities: ExecutorCapabilities): ReplacementWording {
+  return capabilities.replacement ?? { stage: 'instance_replaced', machine: 'instance', note: 'a new instance runs on the same workspace' };
+}
+
 /** Who an object an executor created says it belongs to (Kubernetes: its ownership labels). */
 export interface SweepOwner {
   sessionId: string;
   instanceId: string;
-}
-
-/** Thrown when a launch stage fails; `stage` is the failure site. Rollback errors ride along in `rollbackErrors`. */
-export class LaunchError extends Error {
-  override readonly name = 'LaunchError';
-  rollbackErrors: unknown[] = [];
-  constructor(
-    readonly stage: string,
-    readonly reason: string,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
-
-export function isLaunchError(err: unknown): err is LaunchError {
-  return err instanceof Error && err.name === 'LaunchError' && typeof (err as LaunchError).stage === 'string';
 }

@@ -4,7 +4,7 @@
  * @module
  */
 
-export interface Migration {
+interface Migration {
   version: number;
   name: string;
   sql: string;

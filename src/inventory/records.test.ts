@@ -27,6 +27,9 @@ const session: SessionRecord = {
   updatedAt: '2026-01-01T00:00:00.000Z',
 };
 
+/** The metadata key prefixes two executor types declare (`ExecutorCapabilities.metadataKeyPrefix`). */
+const PREFIXES = ['local_', 'kubernetes_'];
+
 const runtime: RuntimeRecord = {
   sessionId: 's-1',
   instanceId: 'i-1',
@@ -45,7 +48,7 @@ describe('records', () => {
   });
 
   it('round-trips a runtime record through its row', () => {
-    expect(runtimeFromRow(runtimeToRow(runtime))).toEqual(runtime);
+    expect(runtimeFromRow(runtimeToRow(runtime, PREFIXES))).toEqual(runtime);
   });
 
   it('rejects an unreadable JSON column with the table, key and column', () => {
@@ -65,7 +68,7 @@ describe('records', () => {
     ['local_bootstrap_nonce', /looks like a secret/],
     ['unknown_key', /is not a known metadata key/],
   ])('refuses to write metadata key %s, naming the key and never the value', (key, why) => {
-    const write = () => runtimeToRow({ ...runtime, metadata: { ...runtime.metadata, [key]: 'tok-raw-secret-value' } });
+    const write = () => runtimeToRow({ ...runtime, metadata: { ...runtime.metadata, [key]: 'tok-raw-secret-value' } }, PREFIXES);
     expect(write).toThrow(InventoryMetadataError);
     expect(write).toThrow(why);
     expect(write).toThrow(new RegExp(`'${key}'`));
@@ -77,7 +80,7 @@ describe('records', () => {
   });
 
   it('reads stored metadata back as written, keeping keys it does not know (never a silent loss)', () => {
-    const row = { ...runtimeToRow(runtime), metadata: JSON.stringify({ ...runtime.metadata, future_key: 'x' }) };
+    const row = { ...runtimeToRow(runtime, PREFIXES), metadata: JSON.stringify({ ...runtime.metadata, future_key: 'x' }) };
     expect(runtimeFromRow(row).metadata).toEqual({ ...runtime.metadata, future_key: 'x' });
   });
 });
@@ -96,13 +99,19 @@ describe('persistentMetadata', () => {
     ['env_secret_id_lowercase', false],
     ['random', false],
   ])('%s accepted=%s', (key, accepted) => {
-    const check = () => persistentMetadata({ [key]: 'v' });
+    const check = () => persistentMetadata({ [key]: 'v' }, PREFIXES);
     if (accepted) expect(check()).toEqual({ [key]: 'v' });
     else expect(check).toThrow(InventoryMetadataError);
   });
 
   it('refuses non-string values', () => {
-    expect(() => persistentMetadata({ local_agentctl_pid: 42 })).toThrow(/must be a string/);
+    expect(() => persistentMetadata({ local_agentctl_pid: 42 }, PREFIXES)).toThrow(/must be a string/);
+  });
+
+  it('accepts executor keys only under the prefixes it is given', () => {
+    expect(persistentMetadata({ local_agentctl_pid: '1' }, ['local_'])).toEqual({ local_agentctl_pid: '1' });
+    expect(() => persistentMetadata({ kubernetes_pod_name: 'p' }, ['local_'])).toThrow(/'kubernetes_pod_name' is not a known metadata key/);
+    expect(() => persistentMetadata({ local_agentctl_pid: '1' }, [])).toThrow(InventoryMetadataError);
   });
 });
 

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { InventoryCorruptError, InventoryMetadataError } from './errors.js';
 
 /** A launch stage as persisted (structurally the controller's `StageRecord`). */
-export interface PersistedStage {
+interface PersistedStage {
   name: string;
   status: 'running' | 'waiting' | 'succeeded' | 'failed';
   startedAt: string;
@@ -18,7 +18,7 @@ export interface PersistedStage {
   waits?: { at: string; reason: string; message: string }[];
 }
 
-export interface PersistedRepository {
+interface PersistedRepository {
   /** Never with credentials: they are split off into the encrypted secret store. */
   url?: string;
   path?: string;
@@ -47,7 +47,7 @@ export interface SessionRequestData {
   profile?: PersistedProfileSnapshot;
 }
 
-export interface PersistedProfileSnapshot {
+interface PersistedProfileSnapshot {
   executor: string;
   profile: string | null;
   type: 'local' | 'kubernetes';
@@ -71,7 +71,7 @@ export interface SessionRecord {
 }
 
 /** Metadata of a runtime row: string values only, checked by {@link persistentMetadata}. */
-export type RuntimeMetadata = Record<string, string>;
+type RuntimeMetadata = Record<string, string>;
 
 export interface RuntimeRecord {
   sessionId: string;
@@ -116,7 +116,7 @@ export interface RuntimeRow {
 }
 
 /** Runtime states that end a launch; everything else is a provisional checkpoint. */
-export const FINAL_RUNTIME_STATES = ['ready', 'stopped', 'failed'] as const;
+const FINAL_RUNTIME_STATES = ['ready', 'stopped', 'failed'] as const;
 
 export function isProvisionalState(state: string): boolean {
   return !(FINAL_RUNTIME_STATES as readonly string[]).includes(state);
@@ -126,10 +126,11 @@ export function isProvisionalState(state: string): boolean {
 export const SECRET_ID_KEY_PREFIX = 'env_secret_id_';
 
 /**
- * Metadata keys that may be persisted, per executor (prefix match). Anything else is refused, so a
- * raw token that slips into the metadata map never reaches the database.
+ * Metadata keys that may be persisted: these keys every executor shares, the secret references
+ * (SECRET_ID_KEY_PREFIX), and the keys under an executor's own prefix, which each executor type
+ * declares (`ExecutorCapabilities.metadataKeyPrefix`) and the store is opened with. Anything else is
+ * refused, so a raw token that slips into the metadata map never reaches the database.
  */
-const PERSISTABLE_KEY_PREFIXES = ['local_', 'kubernetes_', SECRET_ID_KEY_PREFIX] as const;
 const PERSISTABLE_KEYS = new Set([
   'inventory_state',
   'launch_kind',
@@ -148,13 +149,13 @@ const SECRET_KEY_FRAGMENTS = ['token', 'nonce', 'password', 'secret', 'credentia
  * The metadata to persist, checked key by key: a key that is not persistable is an error, never a
  * silent loss (a dropped Pod name would break a reconnect) and never a silent store (a raw token that
  * slips into the metadata map must not reach the database: spec §4.1). The error names the key, never
- * the value.
+ * the value. `keyPrefixes`: the executors' own key prefixes (`local_` …).
  */
-export function persistentMetadata(metadata: Readonly<Record<string, unknown>>): RuntimeMetadata {
+export function persistentMetadata(metadata: Readonly<Record<string, unknown>>, keyPrefixes: readonly string[]): RuntimeMetadata {
   const out: RuntimeMetadata = {};
   for (const [key, value] of Object.entries(metadata)) {
     if (typeof value !== 'string') throw new InventoryMetadataError(key, 'must be a string');
-    if (!isPersistableKey(key)) {
+    if (!isPersistableKey(key, keyPrefixes)) {
       throw new InventoryMetadataError(key, looksSecret(key) ? 'looks like a secret, which is never persisted' : 'is not a known metadata key');
     }
     out[key] = value;
@@ -167,11 +168,11 @@ function looksSecret(key: string): boolean {
   return SECRET_KEY_FRAGMENTS.some((f) => lower.includes(f)) || (key.startsWith(SECRET_ID_KEY_PREFIX) && !/^env_secret_id_[A-Z0-9_]+$/.test(key));
 }
 
-export function isPersistableKey(key: string): boolean {
+function isPersistableKey(key: string, keyPrefixes: readonly string[]): boolean {
   if (key.startsWith(SECRET_ID_KEY_PREFIX)) return /^env_secret_id_[A-Z0-9_]+$/.test(key);
   const lower = key.toLowerCase();
   if (SECRET_KEY_FRAGMENTS.some((f) => lower.includes(f))) return false;
-  return PERSISTABLE_KEYS.has(key) || PERSISTABLE_KEY_PREFIXES.some((p) => key.startsWith(p));
+  return PERSISTABLE_KEYS.has(key) || keyPrefixes.some((p) => p !== '' && key.startsWith(p));
 }
 
 const StageSchema = z.object({
@@ -274,13 +275,13 @@ export function runtimeFromRow(row: RuntimeRow): RuntimeRecord {
 }
 
 /** The row for a record; metadata is checked by {@link persistentMetadata} here, the single write path. */
-export function runtimeToRow(record: RuntimeRecord): RuntimeRow {
+export function runtimeToRow(record: RuntimeRecord, keyPrefixes: readonly string[]): RuntimeRow {
   return {
     session_id: record.sessionId,
     instance_id: record.instanceId,
     executor: record.executor,
     state: record.state,
-    metadata: JSON.stringify(persistentMetadata(record.metadata)),
+    metadata: JSON.stringify(persistentMetadata(record.metadata, keyPrefixes)),
     stages: JSON.stringify(record.stages),
     secret_refs: JSON.stringify(record.secretRefs),
     created_at: record.createdAt,

@@ -13,7 +13,7 @@ export const SECRET_KEY_FILE = 'secret.key';
 const KEY_BYTES = 32;
 const IV_BYTES = 12;
 
-export interface EncryptedSecret {
+interface EncryptedSecret {
   ciphertext: Buffer;
   iv: Buffer;
   tag: Buffer;

@@ -11,7 +11,7 @@ const stores: InventoryStore[] = [];
 function open(dataDir?: string): { store: InventoryStore; dir: string } {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'berth-store-'));
   dirs.push(dir);
-  const store = InventoryStore.open({ dataDir: dir });
+  const store = InventoryStore.open({ dataDir: dir, metadataKeyPrefixes: ['local_'] });
   stores.push(store);
   return { store, dir };
 }

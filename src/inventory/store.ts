@@ -23,7 +23,7 @@ import {
 } from './records.js';
 import { decryptSecret, encryptSecret, loadOrCreateKey, SECRET_KEY_FILE } from './secrets.js';
 
-export const DATABASE_FILE = 'berth.db';
+const DATABASE_FILE = 'berth.db';
 
 /**
  * Makes the database and its WAL/SHM files mode 0600 whatever the umask: the database is created
@@ -34,27 +34,31 @@ function restrictDatabaseFiles(file: string): void {
   for (const path of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(path)) chmodSync(path, 0o600);
 }
 
-export interface InventoryStoreOptions {
+interface InventoryStoreOptions {
   /** The data dir; the database is `<dataDir>/state/berth.db`, the key `<dataDir>/state/secret.key`. */
   dataDir: string;
   /** Clock for `created_at`/`updated_at` (tests). @default () => new Date() */
   now?: () => Date;
   /** Milliseconds SQLite waits on a locked database. @default 5000 */
   busyTimeoutMs?: number;
+  /** The executors' own metadata key prefixes (their `metadataKeyPrefix`): runtime rows may persist keys under these. @default none */
+  metadataKeyPrefixes?: readonly string[];
 }
 
 /** A runtime row write: `updatedAt`/`createdAt` are assigned by the store. */
-export type RuntimeUpsert = Omit<RuntimeRecord, 'createdAt' | 'updatedAt'>;
+type RuntimeUpsert = Omit<RuntimeRecord, 'createdAt' | 'updatedAt'>;
 
 export class InventoryStore {
   readonly #db: Database.Database;
   readonly #now: () => Date;
   readonly #keyPath: string;
+  readonly #metadataKeyPrefixes: readonly string[];
   #key: Buffer | null = null;
 
-  private constructor(db: Database.Database, stateDir: string, now: () => Date) {
+  private constructor(db: Database.Database, stateDir: string, now: () => Date, metadataKeyPrefixes: readonly string[]) {
     this.#db = db;
     this.#now = now;
+    this.#metadataKeyPrefixes = metadataKeyPrefixes;
     this.#keyPath = join(stateDir, SECRET_KEY_FILE);
   }
 
@@ -88,7 +92,7 @@ export class InventoryStore {
     } catch (err) {
       throw new InventoryOpenError(file, errorMessage(err), { cause: err });
     }
-    return new InventoryStore(db, stateDir, opts.now ?? (() => new Date()));
+    return new InventoryStore(db, stateDir, opts.now ?? (() => new Date()), [...(opts.metadataKeyPrefixes ?? [])]);
   }
 
   close(): void {
@@ -190,8 +194,8 @@ export class InventoryStore {
              metadata=excluded.metadata, stages=excluded.stages, secret_refs=excluded.secret_refs,
              created_at=excluded.created_at, updated_at=excluded.updated_at`,
         )
-        .run(runtimeToRow(full));
-      return runtimeFromRow(runtimeToRow(full));
+        .run(runtimeToRow(full, this.#metadataKeyPrefixes));
+      return runtimeFromRow(runtimeToRow(full, this.#metadataKeyPrefixes));
     });
     return tx.immediate();
   }

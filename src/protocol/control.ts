@@ -13,12 +13,10 @@ export type HealthResponse = z.infer<typeof HealthResponseSchema>;
 export const HandshakeRequestSchema = z.strictObject({
   nonce: z.string().min(1).max(512),
 });
-export type HandshakeRequest = z.infer<typeof HandshakeRequestSchema>;
 
 export const HandshakeResponseSchema = z.object({
   token: z.string().min(32),
 });
-export type HandshakeResponse = z.infer<typeof HandshakeResponseSchema>;
 
 /** Instance ids are path- and header-safe. */
 export const InstanceIdSchema = z
@@ -43,7 +41,7 @@ export const CreateInstanceRequestSchema = z.strictObject({
 });
 export type CreateInstanceRequest = z.input<typeof CreateInstanceRequestSchema>;
 
-export const InstanceStatusSchema = z.enum(['running', 'stopping']);
+const InstanceStatusSchema = z.enum(['running', 'stopping']);
 
 export const InstanceInfoSchema = z.object({
   id: z.string(),
@@ -56,4 +54,3 @@ export const InstanceInfoSchema = z.object({
 export type InstanceInfo = z.infer<typeof InstanceInfoSchema>;
 
 export const InstanceListSchema = z.object({ instances: z.array(InstanceInfoSchema) });
-export type InstanceList = z.infer<typeof InstanceListSchema>;

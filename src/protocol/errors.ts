@@ -28,7 +28,7 @@ export const ERROR_CODES = [
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** An errno name as Node reports it (`ENOENT`, `EACCES`, `E2BIG`, …; `UNKNOWN` when there was none). */
-export const ErrnoSchema = z.string().regex(/^[A-Z][A-Z0-9_]{1,31}$/);
+const ErrnoSchema = z.string().regex(/^[A-Z][A-Z0-9_]{1,31}$/);
 
 export const ErrorBodySchema = z.object({
   error: z.object({
@@ -38,7 +38,6 @@ export const ErrorBodySchema = z.object({
     errno: ErrnoSchema.optional(),
   }),
 });
-export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
 /** The HTTP status each code is sent with. */
 export const ERROR_STATUS: Record<ErrorCode, number> = {

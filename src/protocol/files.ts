@@ -4,10 +4,10 @@
  */
 import { z } from 'zod';
 
-export const FileTypeSchema = z.enum(['file', 'dir', 'symlink', 'other']);
+const FileTypeSchema = z.enum(['file', 'dir', 'symlink', 'other']);
 export type FileType = z.infer<typeof FileTypeSchema>;
 
-export const FileEntrySchema = z.object({
+const FileEntrySchema = z.object({
   /** Path relative to the workspace root, `/`-separated. */
   path: z.string(),
   type: FileTypeSchema,

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 
-export const GitFileStatusSchema = z.object({
+const GitFileStatusSchema = z.object({
   path: z.string(),
   /** Set for renames and copies. */
   orig_path: z.string().nullable(),
@@ -37,14 +37,13 @@ export const GitDiffSchema = z.object({
 });
 export type GitDiff = z.infer<typeof GitDiffSchema>;
 
-export const GitCommitInfoSchema = z.object({
+const GitCommitInfoSchema = z.object({
   sha: z.string(),
   author_name: z.string(),
   author_email: z.string(),
   date: z.string(),
   subject: z.string(),
 });
-export type GitCommitInfo = z.infer<typeof GitCommitInfoSchema>;
 
 export const GitLogSchema = z.object({ commits: z.array(GitCommitInfoSchema) });
 export type GitLog = z.infer<typeof GitLogSchema>;

@@ -7,10 +7,9 @@ import { z } from 'zod';
 import { EnvSchema } from './control.js';
 
 export const ProcessKindSchema = z.enum(['agent', 'process']);
-export type ProcessKind = z.infer<typeof ProcessKindSchema>;
 
-export const SIGNALS = ['SIGTERM', 'SIGKILL', 'SIGINT', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGSTOP', 'SIGCONT'] as const;
-export const SignalSchema = z.enum(SIGNALS);
+const SIGNALS = ['SIGTERM', 'SIGKILL', 'SIGINT', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGSTOP', 'SIGCONT'] as const;
+const SignalSchema = z.enum(SIGNALS);
 export type SignalName = z.infer<typeof SignalSchema>;
 
 export const StartProcessRequestSchema = z.strictObject({
@@ -29,7 +28,6 @@ export const StartProcessRequestSchema = z.strictObject({
 export type StartProcessRequest = z.input<typeof StartProcessRequestSchema>;
 
 export const ProcessStatusSchema = z.enum(['running', 'exited']);
-export type ProcessStatus = z.infer<typeof ProcessStatusSchema>;
 
 export const ProcessInfoSchema = z.object({
   id: z.string(),
@@ -55,7 +53,6 @@ export const ProcessInfoSchema = z.object({
 export type ProcessInfo = z.infer<typeof ProcessInfoSchema>;
 
 export const ProcessListSchema = z.object({ processes: z.array(ProcessInfoSchema) });
-export type ProcessList = z.infer<typeof ProcessListSchema>;
 
 export const StdinRequestSchema = z.strictObject({
   data: z.string().default(''),
@@ -66,12 +63,11 @@ export const StdinRequestSchema = z.strictObject({
 export type StdinRequest = z.input<typeof StdinRequestSchema>;
 
 export const SignalRequestSchema = z.strictObject({ signal: SignalSchema });
-export type SignalRequest = z.infer<typeof SignalRequestSchema>;
 
-export const OutputStreamNameSchema = z.enum(['stdout', 'stderr']);
+const OutputStreamNameSchema = z.enum(['stdout', 'stderr']);
 export type OutputStreamName = z.infer<typeof OutputStreamNameSchema>;
 
-export const OutputChunkSchema = z.object({
+const OutputChunkSchema = z.object({
   seq: z.number().int().nonnegative(),
   stream: OutputStreamNameSchema,
   /** base64 of the raw bytes */

@@ -6,9 +6,9 @@
  * @module
  */
 import type { ServerResponse } from 'node:http';
-import type { SessionEvent, SessionService } from '../controller/service.js';
+import type { SessionEvent, SessionService } from '../controller/index.js';
 
-export interface SseOptions {
+interface SseOptions {
   keepAliveMs: number;
   /** Only this session's events (absent: every session's). */
   sessionId?: string;

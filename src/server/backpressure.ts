@@ -9,7 +9,7 @@ import type { Writable } from 'node:stream';
 import type { WebSocket } from 'ws';
 
 /** Resolves once `stream` can take more (at once when it can), or when it closes. */
-export function drained(stream: Writable): Promise<void> {
+function drained(stream: Writable): Promise<void> {
   if (!stream.writableNeedDrain || stream.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
     const done = (): void => {
@@ -30,7 +30,7 @@ export function writeLine(stream: Writable, text: string): Promise<void> {
 }
 
 /** Unsent bytes a shell socket may hold before the bridge stops reading the shell's output. */
-export const MAX_WS_UNSENT_BYTES = 1 << 20;
+const MAX_WS_UNSENT_BYTES = 1 << 20;
 
 /**
  * Sends `text` on `ws`. Resolves at once while at most `limit` bytes wait to go out; past that,

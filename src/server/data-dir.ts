@@ -14,11 +14,11 @@ import { ensureStateDir, STATE_DIR } from '../shared/layout.js';
 import { procStartTime } from '../shared/proc.js';
 
 export const LOCK_FILE = 'serve.lock';
-export const TOKEN_FILE = 'api-token';
-export const SERVE_INFO_FILE = 'serve.json';
+const TOKEN_FILE = 'api-token';
+const SERVE_INFO_FILE = 'serve.json';
 
 /** Where the API token of `dataDir` is: `<dataDir>/state/api-token`. */
-export function apiTokenPath(dataDir: string): string {
+function apiTokenPath(dataDir: string): string {
   return join(dataDir, STATE_DIR, TOKEN_FILE);
 }
 
@@ -138,14 +138,14 @@ export function writeApiToken(dataDir: string): string {
   return token;
 }
 
-export const ServeInfoSchema = z.object({
+const ServeInfoSchema = z.object({
   pid: z.number().int(),
   port: z.number().int().min(1).max(65535),
   startedAt: z.string(),
   /** The `--host` serve bound, as in a URL (absent: 127.0.0.1). */
   host: z.string().optional(),
 });
-export type ServeInfo = z.infer<typeof ServeInfoSchema>;
+type ServeInfo = z.infer<typeof ServeInfoSchema>;
 
 export function writeServeInfo(dataDir: string, info: ServeInfo): void {
   const path = join(dataDir, SERVE_INFO_FILE);

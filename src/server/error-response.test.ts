@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { LaunchValidationError, SessionNotFoundError, SessionStateError } from '../controller/service.js';
+import { LaunchValidationError, SessionNotFoundError, SessionStateError } from '../controller/index.js';
 import { AgentctlHttpError } from '../agentctl-client/index.js';
-import { HttpError, toErrorResponse } from './error-response.js';
+import { STATUS_OF } from '../api/index.js';
+import { HttpError } from '../shared/http/index.js';
+import { toErrorResponse } from './error-response.js';
 
 describe('toErrorResponse', () => {
   it.each([
@@ -46,5 +48,11 @@ describe('toErrorResponse', () => {
     expect(toErrorResponse(new SessionStateError('s1', 'stopped', 'exec in', 'resume it first')).body.error.message).toBe(
       "cannot exec in session 's1' while it is stopped: resume it first",
     );
+  });
+
+  it('sends every API error code with the status the wire gives it (kit errors included)', () => {
+    for (const [code, status] of Object.entries(STATUS_OF)) {
+      expect(toErrorResponse(new HttpError(code as keyof typeof STATUS_OF, 'x')).status, code).toBe(status);
+    }
   });
 });

@@ -7,7 +7,7 @@
 import { createRequire } from 'node:module';
 import type WebSocket from 'ws';
 import { httpFetch } from '../shared/http-fetch.js';
-import { BerthClient, type WebSocketLike } from '../api/api-client.js';
+import { BerthClient, type WebSocketLike } from '../api/index.js';
 import { discoverServer } from './data-dir.js';
 
 /** `ws`, loaded on the first WebSocket only: `ls`, `status` … never open one (a faster start). */

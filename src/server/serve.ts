@@ -6,11 +6,11 @@
 import type { AddressInfo } from 'node:net';
 import { acquireServeLock, removeServeInfo, writeApiToken, writeServeInfo } from './data-dir.js';
 import { hostName } from './dashboard/guard.js';
-import type { LaunchOptions } from '../api/schemas.js';
+import type { LaunchOptions } from '../api/index.js';
 import { createApiServer, type ApiLogger, type ApiService } from './server.js';
 import { terminateShells } from './shell-route.js';
 
-export interface ServeOptions {
+interface ServeOptions {
   dataDir: string;
   /** 0 picks a free port. */
   port: number;

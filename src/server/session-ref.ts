@@ -3,9 +3,9 @@
  * unique name. Resolved here, before the service is called, so the controller only ever sees ids.
  * @module
  */
-import type { SessionService } from '../controller/service.js';
+import type { SessionService } from '../controller/index.js';
 import { SESSION_ID } from '../shared/launch-limits.js';
-import { HttpError } from './error-response.js';
+import { HttpError } from '../shared/http/index.js';
 
 /**
  * The session id `ref` stands for: `ref` itself when it has the shape of an id or is one, else the id

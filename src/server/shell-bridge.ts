@@ -5,13 +5,13 @@
  * @module
  */
 import type { WebSocket } from 'ws';
-import type { SessionService, ShellSession } from '../controller/service.js';
+import type { SessionService, ShellSession } from '../controller/index.js';
 import { sendWithin } from './backpressure.js';
 import { toErrorResponse } from './error-response.js';
 import { toWire } from './http-util.js';
-import { ShellClientMessageSchema, type ShellClientMessage, type ShellServerMessage } from '../api/schemas.js';
+import { ShellClientMessageSchema, type ShellClientMessage, type ShellServerMessage } from '../api/index.js';
 
-export interface ShellRequest {
+interface ShellRequest {
   id: string;
   rows: number;
   cols: number;

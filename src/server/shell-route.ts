@@ -7,12 +7,16 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import type { SessionService } from '../controller/service.js';
+import type { SessionService } from '../controller/index.js';
 import type { Gate } from './dashboard/gate.js';
-import { matchRoute } from '../api/routes.js';
+import { apiRoutes, MAX_SHELL_FRAME_BYTES } from '../api/index.js';
+import { HttpError, parseTarget, rejectUpgrade, Router } from '../shared/http/index.js';
+import { toHttpError } from './error-response.js';
 import { resolveSessionRef } from './session-ref.js';
-import { MAX_SHELL_FRAME_BYTES } from '../api/schemas.js';
 import { bridgeShell, type BridgeLogger } from './shell-bridge.js';
+
+/** The one route taking a WebSocket upgrade. */
+const upgradeRoutes = new Router<true>().add('GET', apiRoutes.shell(':id'), true);
 
 /** Serves the shell WebSocket on `server`'s upgrade requests (every other upgrade gets a 404). */
 export function attachShellRoute(server: Server, opts: { service: SessionService; gate: Gate; log?: BridgeLogger }): void {
@@ -25,22 +29,20 @@ export function attachShellRoute(server: Server, opts: { service: SessionService
     // (or a write after it did) would otherwise be an uncaught error that ends the server.
     // Nothing to do with it: the socket is destroyed, and an upgraded one's WebSocket reports it.
     socket.on('error', () => undefined);
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const match = matchRoute('GET', url.pathname);
-    const refuse = (status: number, message: string): void => {
-      if (socket.destroyed || !socket.writable) {
-        socket.destroy();
-        return;
-      }
-      socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : 'Error'}\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${message}\n`);
-    };
+    let url: URL;
+    try {
+      url = parseTarget(req);
+    } catch (err) {
+      return rejectUpgrade(socket, toHttpError(err));
+    }
     // The Host, then the token or the dashboard cookie (with its CSRF token and this server's
     // Origin) are checked before the upgrade, so a refused peer never gets a socket. Browsers cannot
     // set headers on WebSockets: `?token=` and `?csrf=` are accepted here (and only here); never log
     // this URL's query.
     const problem = gate.upgradeProblem(req, url);
-    if (problem) return refuse(problem.status, problem.message);
-    if ('error' in match || match.operation !== 'shell') return refuse(404, 'no WebSocket route here');
+    if (problem) return rejectUpgrade(socket, problem);
+    const match = upgradeRoutes.match(req.method ?? 'GET', url.pathname);
+    if (match.kind !== 'found') return rejectUpgrade(socket, new HttpError('not_found', 'no WebSocket route here'));
     const size = (name: string, dflt: number): number => {
       const n = Number(url.searchParams.get(name) ?? dflt);
       return Number.isInteger(n) && n >= 1 && n <= 1000 ? n : dflt;
@@ -49,12 +51,12 @@ export function attachShellRoute(server: Server, opts: { service: SessionService
     const cols = size('cols', 80);
     const term = url.searchParams.get('term') ?? undefined;
     // A session name is resolved to its id before the upgrade, like on every other route.
-    resolveSessionRef(service, match.id ?? '').then(
+    resolveSessionRef(service, match.params['id'] ?? '').then(
       (id) =>
         wss.handleUpgrade(req, socket, head, (ws) => {
           void bridgeShell(ws, service, { id, rows, cols, ...(term !== undefined ? { term } : {}) }, log);
         }),
-      (err: unknown) => refuse(400, err instanceof Error ? err.message : String(err)),
+      (err: unknown) => rejectUpgrade(socket, toHttpError(err)),
     );
   }
 

@@ -22,7 +22,7 @@ export class UnsafeFileError extends Error {
   }
 }
 
-export interface ConfinedRead {
+interface ConfinedRead {
   /** The bytes read: all of the file, or (`tail`) its last `maxBytes`. */
   readonly data: Buffer;
   /** Offset of `data` in the file (> 0 when only the tail was read). */
@@ -31,7 +31,7 @@ export interface ConfinedRead {
   readonly size: number;
 }
 
-export interface ConfinedReadOptions {
+interface ConfinedReadOptions {
   /** Most bytes read. */
   readonly maxBytes: number;
   /** A larger file is read from `size - maxBytes` on instead of refused. @default false */

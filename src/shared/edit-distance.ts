@@ -5,7 +5,7 @@
  */
 
 /** Levenshtein distance (small strings: config keys, field names). */
-export function editDistance(a: string, b: string): number {
+function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];

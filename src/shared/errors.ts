@@ -12,14 +12,6 @@ export function errorMessage(err: unknown): string {
   return String(err);
 }
 
-/** True when `err` (or an error in its `cause` chain) has the given stable `name`. */
-export function hasErrorName(err: unknown, name: string): boolean {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 16; e = e.cause, depth++) {
-    if (e.name === name) return true;
-  }
-  return false;
-}
-
 /** The `code` of a Node system error (`ENOENT`, `EACCES` …), if any. */
 export function errnoCode(err: unknown): string | undefined {
   if (err instanceof Error && 'code' in err && typeof (err as { code: unknown }).code === 'string') {

@@ -23,7 +23,7 @@ export const IDLE_SOCKET_MS = 5_000;
 const agent = new Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS });
 
 /** The request fields the clients send. */
-export interface HttpFetchInit {
+interface HttpFetchInit {
   method?: string | undefined;
   headers?: RequestInit['headers'];
   body?: RequestInit['body'];
@@ -31,7 +31,7 @@ export interface HttpFetchInit {
 }
 
 /** A response of {@link httpFetch}: the part of fetch's Response that Berth's clients read. */
-export class HttpFetchResponse {
+class HttpFetchResponse {
   readonly status: number;
   readonly statusText: string;
   readonly headers: { get(name: string): string | null };

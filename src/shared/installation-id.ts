@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { errnoCode } from './errors.js';
 import { ensureStateDir, STATE_DIR } from './layout.js';
 
-export const INSTALLATION_ID_FILE = 'installation-id';
+const INSTALLATION_ID_FILE = 'installation-id';
 
 /** 128 random bits, hex: a valid Kubernetes label and annotation value. */
 const FORMAT = /^[0-9a-f]{32}$/;

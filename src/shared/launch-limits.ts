@@ -1,7 +1,7 @@
 /**
  * Size limits of a launch request and the rules for session names. Pure and without imports: the
- * API's wire schemas (browser-safe) and the manager both check them, so a direct caller of the
- * manager gets the same answers as an API client.
+ * API's wire schemas (browser-safe) and the controller's launch check (controller/validate.ts) both
+ * apply them, so a direct caller of the controller gets the same answers as an API client.
  *
  * The limits follow from how the agent is started: the prompt reaches it as `BERTH_PROMPT` and,
  * with `{{prompt}}`, in argv; Linux refuses an exec (`E2BIG`) when one argv or environment string
@@ -22,7 +22,7 @@ export const LAUNCH_LIMITS = {
 } as const;
 
 /** Session names: a letter or digit, then letters, digits, `.`, `_` or `-`; at most 63 characters. */
-export const SESSION_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+const SESSION_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 /** The shape of the ids the manager gives sessions; a name may not look like one. */
 export const SESSION_ID = /^s-[0-9a-f]{10}$/;
 

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 
 /** The fields of `/proc/<pid>/stat` Berth uses. */
-export interface ProcStat {
+interface ProcStat {
   /** Field 3: `R`, `S`, `D`, `Z` (zombie), `T`, … */
   readonly state: string;
   /** Field 22: start time in clock ticks since boot, as the kernel wrote it (a decimal string). */

@@ -18,9 +18,9 @@ import { redactOpaqueRun } from './secret-shapes.js';
 export const MAX_SANITIZED_LENGTH = 4096;
 
 /** What a redacted value is replaced with. */
-export const REDACTED = '***';
+const REDACTED = '***';
 
-export interface SanitizeOptions {
+interface SanitizeOptions {
   /** Exact values to remove before any pattern runs (a token, a nonce); empty ones are ignored. */
   readonly secrets?: readonly (string | undefined)[];
   /** A home directory shown as `~` (`/home/<name>` and `/Users/<name>` always are). */

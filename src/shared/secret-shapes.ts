@@ -22,7 +22,7 @@
  */
 
 /** Runs shorter than this are never judged opaque (keyword rules catch short secrets in context). */
-export const MIN_OPAQUE_LENGTH = 32;
+const MIN_OPAQUE_LENGTH = 32;
 
 /** Random text: at least this share of adjacent pairs changes class … */
 const RANDOM_TRANSITION_RATIO = 0.3;
@@ -89,7 +89,7 @@ function mixedCaseStats(text: string): MixStats {
  * tokens of 32-44 characters and flags about 0.6% of synthetic CamelCase identifiers full of
  * acronyms and digits.
  */
-export function looksRandom(text: string): boolean {
+function looksRandom(text: string): boolean {
   const s = mixedCaseStats(text);
   if (s.pairs < MIN_PAIRS) return false;
   return s.changes / s.pairs >= RANDOM_TRANSITION_RATIO && s.upper / s.letters > RANDOM_UPPER_SHARE && s.wordy / s.chars < RANDOM_WORDY_SHARE;
@@ -114,7 +114,7 @@ function isLongName(part: string): boolean {
  * True when `run` (token characters; `/` counts as a separator) looks like a secret rather than a
  * name. Runs shorter than {@link MIN_OPAQUE_LENGTH} are never opaque.
  */
-export function isOpaqueToken(run: string): boolean {
+function isOpaqueToken(run: string): boolean {
   if (run.length < MIN_OPAQUE_LENGTH) return false;
   if (/[A-Za-z0-9]={1,2}$/.test(run)) return true;
   if (/[A-Za-z0-9]\+[A-Za-z0-9]/.test(run) && /[a-z]/.test(run) && /[A-Z]/.test(run)) return true;

@@ -27,7 +27,7 @@ describe('stage waterfall with Kubernetes reasons (fixture events)', () => {
       port: 0,
       version: 'test',
       webRoot: join(ROOT, 'dist', 'web'),
-      launchOptions: { agents: ['demo'], targets: [{ name: 'k8s-small', type: 'kubernetes', kind: 'profile' }], defaults: { agent: 'demo', executor: 'k8s-small' } },
+      launchOptions: { agents: ['demo'], targets: [{ name: 'k8s-small', type: 'kubernetes', kind: 'profile', capabilities: { repositoryOptional: true, removes: "the session's Pod and its PVC (the workspace volume, with every file in it)" } }], defaults: { agent: 'demo', executor: 'k8s-small' } },
       createService: async () => fixture,
     });
     browser = await launchBrowser();

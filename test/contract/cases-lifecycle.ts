@@ -5,10 +5,10 @@
  * @module
  */
 import { it, type ExpectStatic } from 'vitest';
-import { isLaunchError } from '../../src/executors/executor.js';
+import { isLaunchError } from '../../src/executors/launch-kit/index.js';
 import { persistentMetadata } from '../../src/inventory/records.js';
 import { outputOf, runProcess, stageProblems } from './recording.js';
-import { CONTRACT_CASES, stoppedLike, type ContractCase, type ContractRun, type ContractSubject, type Failed } from './run.js';
+import { CONTRACT_CASES, ownPrefix, stoppedLike, type ContractCase, type ContractRun, type ContractSubject, type Failed } from './run.js';
 
 /** Cases that may be skipped, each with the check that the subject really lacks the capability. */
 export const SKIPPABLE: Partial<Record<ContractCase, { capability: string; absent: (s: ContractSubject) => boolean }>> = {
@@ -62,7 +62,7 @@ export function lifecycleCases(run: ContractRun, skipped: ReadonlyMap<ContractCa
     expect(stageProblems(rec.stages)).toEqual([]);
     expect(rec.checkpoints.map((c) => c.state)).not.toContain('ready');
     expect(rec.released).toBe(0);
-    expect(persistentMetadata(again.metadata)).toEqual(again.metadata);
+    expect(persistentMetadata(again.metadata, ownPrefix(run))).toEqual(again.metadata);
     const held = await run.subject.held(l.req.identity.sessionId);
     for (const h of held) expect(Object.values(again.metadata), `the revived metadata records ${h.what}`).toContain(h.recordedAs);
     expect((await runProcess(again.client, ['cat', 'contract-kept.txt'])).stdout, 'the workspace was kept, not cloned again').toBe('kept\n');

@@ -9,7 +9,7 @@ import { it, type ExpectStatic } from 'vitest';
 import type { ExecutorInstance } from '../../src/executors/executor.js';
 import { persistentMetadata } from '../../src/inventory/records.js';
 import { checkpointStages, outputOf, runProcess, stageNames, stageProblems } from './recording.js';
-import { CONTRACT_CASES, CONTROLLER_ONLY, recordedValues, SEPARATOR, type ContractRun, type Launched } from './run.js';
+import { CONTRACT_CASES, CONTROLLER_ONLY, ownPrefix, recordedValues, SEPARATOR, type ContractRun, type Launched } from './run.js';
 
 /** What a second connection to a running instance must see: the earlier processes, nothing restarted. */
 async function expectSameInstance(
@@ -24,7 +24,7 @@ async function expectSameInstance(
   const sleeper = await again.client.getProcess(before.sleeper.id);
   expect(sleeper, 'the earlier process still runs under the same agentctl').toMatchObject({ status: 'running', pid: before.sleeper.pid, orphaned: false });
   expect(recordedValues(await run.subject.held(before.req.identity.sessionId)), 'no object was replaced').toEqual(recordedValues(before.held));
-  expect(persistentMetadata(again.metadata)).toEqual(again.metadata);
+  expect(persistentMetadata(again.metadata, ownPrefix(run))).toEqual(again.metadata);
 }
 
 export function runningCases(run: ContractRun): void {
@@ -75,8 +75,8 @@ export function runningCases(run: ContractRun): void {
 
   it(CONTRACT_CASES.metadata, async ({ expect }) => {
     const { rec, instance } = await run.shared;
-    expect(persistentMetadata(instance.metadata), 'no key of the instance metadata is dropped or refused').toEqual(instance.metadata);
-    for (const cp of rec.checkpoints) expect(persistentMetadata(cp.metadata), `checkpoint ${cp.state}`).toEqual(cp.metadata);
+    expect(persistentMetadata(instance.metadata, ownPrefix(run)), 'no key of the instance metadata is dropped or refused').toEqual(instance.metadata);
+    for (const cp of rec.checkpoints) expect(persistentMetadata(cp.metadata, ownPrefix(run)), `checkpoint ${cp.state}`).toEqual(cp.metadata);
   });
 
   it(CONTRACT_CASES.secrets, async ({ expect }) => {

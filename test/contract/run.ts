@@ -27,6 +27,10 @@ export const CONTRACT_CASES = {
   badRepository: 'a failed launch (bad repository) rolls back and releases the provisional row exactly once',
   failingSetup: 'a failed launch (failing setup script) rolls back and releases the provisional row exactly once',
   checkpointFailure: 'a rejected checkpoint fails the launch at its stage, rolls back and releases the row exactly once',
+  removeUnrecorded: 'removeUnrecorded removes what a launch created before its first record (a crash in between), and is idempotent',
+  readRecordedOutput: 'readRecordedOutput reads what a process of a stopped instance printed, per stream and from a sequence number',
+  watchInstance: 'watchInstance stays quiet while the instance is healthy, reports its stop once, and ends when told',
+  startSweeps: 'startSweeps never touches what a session records, and its stop resolves once the sweep ended',
 } as const;
 export type ContractCase = keyof typeof CONTRACT_CASES;
 
@@ -80,6 +84,8 @@ export interface Shared extends Launched {
 
 export const recordedValues = (held: readonly HeldResource[]): string[] => held.map((h) => h.recordedAs).sort();
 export const stoppedLike = (s: InstanceStatus): boolean => s.liveness === 'stopped' || s.liveness === 'missing';
+/** The subject's own metadata key prefix, as its capabilities declare it: the only executor keys the inventory persists for it. */
+export const ownPrefix = (run: ContractRun): string[] => [run.subject.executor.capabilities.metadataKeyPrefix];
 
 export class ContractRun {
   subject!: ContractSubject;

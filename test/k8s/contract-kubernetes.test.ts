@@ -56,4 +56,7 @@ executorContract('kubernetes', async () => {
       if (left.length > 0) throw new Error(`kubernetes executor contract left ${left.join(', ')}`);
     },
   };
-});
+}, [
+  { case: 'removeUnrecorded', reason: 'what a launch creates before its first record is found by its labels and swept (startSweeps)' },
+  { case: 'readRecordedOutput', reason: 'the output is on the volume, read through agentctl: logs of a stopped session are refused' },
+]);

@@ -5,17 +5,16 @@
  * backoff until the server answers again (then `epoch` bumps so live views reopen their streams).
  * @module
  */
-import { BerthClient } from '../../src/api/api-client.js';
-import { BerthApiError, ControllerUnreachableError, StreamBrokenError } from '../../src/api/errors.js';
+import { BerthApiError, BerthClient, ControllerUnreachableError, StreamBrokenError, type LaunchOptions } from '../../src/api/index.js';
 import { backoffDelay, sleep } from './lib/backoff.js';
 import { createStore } from './lib/store.js';
 
-export type Auth =
+type Auth =
   | { kind: 'checking' }
   | { kind: 'login'; error?: string }
   | { kind: 'ready'; client: BerthClient };
 
-export interface ConnectionState {
+interface ConnectionState {
   down: boolean;
   attempt: number;
   /** When the next try is due (ms since epoch), while down. */
@@ -187,8 +186,6 @@ async function probe(): Promise<Outcome> {
 }
 
 let optionsPromise: Promise<LaunchOptions> | null = null;
-
-export type LaunchOptions = Awaited<ReturnType<BerthClient['launchOptions']>>;
 
 /** The config's agents, executors/profiles and defaults (fetched once per page load). */
 export function launchOptions(client: BerthClient): Promise<LaunchOptions> {

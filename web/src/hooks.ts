@@ -1,6 +1,6 @@
 /** Preact hooks over the dashboard's stores. @module */
 import { useEffect, useState } from 'preact/hooks';
-import type { BerthClient } from '../../src/api/api-client.js';
+import type { BerthClient } from '../../src/api/index.js';
 import { auth } from './berth.js';
 import type { Store } from './lib/store.js';
 

@@ -24,7 +24,7 @@ export function useRoute(): string {
   return value;
 }
 
-export type Route = { page: 'sessions' } | { page: 'launch' } | { page: 'session'; id: string } | { page: 'not-found'; path: string };
+type Route = { page: 'sessions' } | { page: 'launch' } | { page: 'session'; id: string } | { page: 'not-found'; path: string };
 
 export function matchRoute(p: string): Route {
   if (p === '/' || p === '/sessions' || p === '/sessions/') return { page: 'sessions' };
@@ -34,7 +34,7 @@ export function matchRoute(p: string): Route {
   return { page: 'not-found', path: p };
 }
 
-export interface LinkProps {
+interface LinkProps {
   href: string;
   children: ComponentChildren;
   class?: string;

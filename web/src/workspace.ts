@@ -3,9 +3,9 @@
  * text and capped (a huge diff or file must not freeze the page).
  * @module
  */
-import type { BerthClient } from '../../src/api/api-client.js';
+import type { BerthClient } from '../../src/api/index.js';
 
-export interface RunResult {
+interface RunResult {
   stdout: string;
   stderr: string;
   exitCode: number | null;

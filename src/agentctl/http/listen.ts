@@ -4,7 +4,7 @@
  */
 import type { Server } from 'node:http';
 
-export const LOOPBACK = '127.0.0.1';
+const LOOPBACK = '127.0.0.1';
 
 /** Listens on 127.0.0.1:`port`; rejects with the listen error (e.g. EADDRINUSE). */
 export function listen(server: Server, port: number): Promise<void> {

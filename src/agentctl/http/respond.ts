@@ -1,28 +1,12 @@
 /**
- * Writing JSON responses and turning any thrown value into the protocol error envelope.
+ * What agentctl answers for whatever a request threw: the protocol error code (file-system errors
+ * a caller can cause included), with a sanitized message.
  * @module
  */
-import type { ServerResponse } from 'node:http';
-import type { ErrorBody, ErrorCode } from '../../protocol/index.js';
-import { HttpError, isHttpError } from '../errors.js';
+import type { ErrorCode } from '../../protocol/index.js';
+import { HttpError, isHttpError } from '../../shared/http/index.js';
 import { sanitize } from '../../shared/sanitize.js';
-
-/** Sends `body` as JSON with `status`. */
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-    'cache-control': 'no-store',
-  });
-  res.end(text);
-}
-
-/** Sends 204 No Content. */
-export function sendNoContent(res: ServerResponse): void {
-  res.writeHead(204);
-  res.end();
-}
+import { protocolError } from '../errors.js';
 
 /**
  * File-system errors a caller can cause with a legal request (a file where a directory is
@@ -48,26 +32,18 @@ function errnoCode(err: unknown): ErrorCode | undefined {
   return code === undefined ? undefined : ERRNO_CODES[code];
 }
 
-/** Maps anything thrown to an `HttpError`; unexpected errors become `internal` with a sanitized message. */
+/**
+ * Maps anything thrown to the `HttpError` agentctl answers with, its message sanitized: a
+ * file-system error a caller can cause gets its 4xx code, anything unexpected is `internal`.
+ */
 export function toHttpError(err: unknown): HttpError {
-  if (isHttpError(err)) return err;
-  const mapped = errnoCode(err);
-  if (mapped !== undefined) return new HttpError(mapped, sanitize((err as Error).message), { cause: err });
-  const message = err instanceof Error ? err.message : String(err);
-  return new HttpError('internal', sanitize(`internal error: ${message}`), { cause: err });
-}
-
-/** The JSON body of an error response. */
-export function errorBody(err: HttpError): ErrorBody {
-  const message = sanitize(err.message);
-  return { error: err.errno === undefined ? { code: err.code, message } : { code: err.code, message, errno: err.errno } };
-}
-
-/** Sends an error response (unless headers were already sent, in which case the socket is closed). */
-export function sendError(res: ServerResponse, err: HttpError): void {
-  if (res.headersSent) {
-    res.destroy();
-    return;
+  if (isHttpError(err)) {
+    const message = sanitize(err.message);
+    if (message === err.message) return err;
+    return new HttpError(err.code, message, { status: err.status, cause: err, field: err.field, errno: err.errno });
   }
-  sendJson(res, err.status, errorBody(err));
+  const mapped = errnoCode(err);
+  if (mapped !== undefined) return protocolError(mapped, sanitize((err as Error).message), { cause: err });
+  const message = err instanceof Error ? err.message : String(err);
+  return protocolError('internal', sanitize(`internal error: ${message}`), { cause: err });
 }

@@ -6,12 +6,12 @@
  * @module
  */
 import { CHILD_BASE_ENV, CHILD_BASE_ENV_PREFIXES, ENV } from '../../protocol/index.js';
+import { ENV_NAME } from '../../shared/env-name.js';
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const BASE_NAMES: ReadonlySet<string> = new Set(CHILD_BASE_ENV);
 
 /** True for a name of the base environment (`PATH`, `HOME`, `LC_*` …). */
-export function isBaseEnvName(name: string): boolean {
+function isBaseEnvName(name: string): boolean {
   return BASE_NAMES.has(name) || CHILD_BASE_ENV_PREFIXES.some((p) => name.startsWith(p));
 }
 

@@ -17,7 +17,7 @@ export interface StoredChunk {
   readonly data: Buffer;
 }
 
-export interface OutputPageSlice {
+interface OutputPageSlice {
   readonly chunks: readonly StoredChunk[];
   readonly next: number;
   readonly firstAvailable: number;

@@ -14,10 +14,9 @@ import { readConfinedFile } from '../../shared/confined-read.js';
 import { META_FILE, OUTPUT_FILE, ProcessMetaSchema, type ProcessMeta } from './meta.js';
 import { OutputLog, type StoredChunk } from './output-log.js';
 
-export type { StoredChunk } from './output-log.js';
 export { UnsafeFileError } from '../../shared/confined-read.js';
 
-export interface RecordedOutput {
+interface RecordedOutput {
   /** Chunks with `seq >= from`, oldest first (at most what the log retained). */
   readonly chunks: readonly StoredChunk[];
   /** The first sequence number still on disk (older output was dropped by the retention cap). */

@@ -6,7 +6,7 @@
  */
 import type { RawData, WebSocket } from 'ws';
 import { StreamClientMessageSchema, type ProcessInfo, type StreamClientMessage, type StreamMessage } from '../../protocol/index.js';
-import { isHttpError } from '../errors.js';
+import { isProtocolError } from '../errors.js';
 import { toWireChunk, type StoredChunk } from './output-log.js';
 import type { ProcessSupervisor } from './supervisor.js';
 
@@ -123,7 +123,7 @@ class StdinPump {
   }
 
   #fail(err: unknown): void {
-    if (isHttpError(err)) this.reply(err.code, err.message);
+    if (isProtocolError(err)) this.reply(err.code, err.message);
     else this.reply('internal', 'cannot apply the stream message');
   }
 }

@@ -9,7 +9,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { ProcessInfo, SignalName, StartProcessRequest } from '../../protocol/index.js';
-import { HttpError } from '../errors.js';
+import { protocolError } from '../errors.js';
 import type { Workspace } from '../workspace/files.js';
 import { confine } from '../workspace/paths.js';
 import { childEnv } from './child-env.js';
@@ -18,7 +18,7 @@ import { OUTPUT_FILE, processDir, writeMeta, type ProcessMeta } from './meta.js'
 import { recoverRecords } from './recover.js';
 import { OutputLog, type StoredChunk } from './output-log.js';
 
-export interface ProcessListener {
+interface ProcessListener {
   chunk(chunk: StoredChunk): void;
   exit(info: ProcessInfo): void;
 }
@@ -35,7 +35,7 @@ interface ManagedProcess {
   markExited: () => void;
 }
 
-export interface SupervisorOptions {
+interface SupervisorOptions {
   readonly workspace: Workspace;
   readonly stateRoot: string;
   readonly instanceEnv: Readonly<Record<string, string>>;
@@ -51,7 +51,7 @@ const SIGKILL_WAIT_MS = 5000;
 /** Exited processes whose output stays in memory (each up to the per-process cap). */
 const RETAINED_EXITED_OUTPUTS = 8;
 
-export type StartRequest = Required<Pick<StartProcessRequest, 'command' | 'env' | 'kind'>> & Pick<StartProcessRequest, 'cwd' | 'id'>;
+type StartRequest = Required<Pick<StartProcessRequest, 'command' | 'env' | 'kind'>> & Pick<StartProcessRequest, 'cwd' | 'id'>;
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
@@ -123,7 +123,7 @@ export class ProcessSupervisor {
 
   #find(id: string): ManagedProcess {
     const proc = this.#processes.get(id);
-    if (proc === undefined) throw new HttpError('not_found', `no process ${id}`);
+    if (proc === undefined) throw protocolError('not_found', `no process ${id}`);
     return proc;
   }
 
@@ -162,16 +162,16 @@ export class ProcessSupervisor {
     try {
       cwdStat = await stat(cwd.abs);
     } catch {
-      throw new HttpError('not_a_directory', `cwd: ${cwd.rel} does not exist`);
+      throw protocolError('not_a_directory', `cwd: ${cwd.rel} does not exist`);
     }
-    if (!cwdStat.isDirectory()) throw new HttpError('not_a_directory', `cwd: ${cwd.rel} is not a directory`);
+    if (!cwdStat.isDirectory()) throw protocolError('not_a_directory', `cwd: ${cwd.rel} is not a directory`);
 
     // Everything below is synchronous up to the spawn, so concurrent starts cannot interleave.
-    if (this.#closed) throw new HttpError('unavailable', 'instance is stopping');
+    if (this.#closed) throw protocolError('unavailable', 'instance is stopping');
     const raced = request.id === undefined ? undefined : this.#processes.get(request.id);
     if (raced !== undefined) return { created: false, info: this.#sameOrConflict(raced, request) };
     if (this.#running() >= this.#opts.maxProcesses) {
-      throw new HttpError('too_many_processes', `at most ${this.#opts.maxProcesses} processes may run at once in an instance`);
+      throw protocolError('too_many_processes', `at most ${this.#opts.maxProcesses} processes may run at once in an instance`);
     }
     const id = request.id ?? `p-${randomBytes(8).toString('hex')}`;
     return { created: true, info: await this.#spawn(id, request, cwd.abs, cwd.rel) };
@@ -179,7 +179,7 @@ export class ProcessSupervisor {
 
   #sameOrConflict(existing: ManagedProcess, request: StartRequest): ProcessInfo {
     if (!sameCommand(existing.meta.command, request.command)) {
-      throw new HttpError('conflict', `process ${existing.meta.id} already exists with another command`);
+      throw protocolError('conflict', `process ${existing.meta.id} already exists with another command`);
     }
     return this.#info(existing);
   }
@@ -196,7 +196,7 @@ export class ProcessSupervisor {
     if (child.pid === undefined) {
       const error = await new Promise<NodeJS.ErrnoException>((resolve) => child.once('error', resolve));
       const errno = typeof error.code === 'string' && /^[A-Z][A-Z0-9_]{1,31}$/.test(error.code) ? error.code : 'UNKNOWN';
-      throw new HttpError('spawn_failed', `cannot start ${file}: ${errno === 'UNKNOWN' ? error.message : errno}`, { cause: error, errno });
+      throw protocolError('spawn_failed', `cannot start ${file}: ${errno === 'UNKNOWN' ? error.message : errno}`, { cause: error, errno });
     }
     const dir = processDir(this.#opts.stateRoot, id);
     const meta: ProcessMeta = {
@@ -277,10 +277,10 @@ export class ProcessSupervisor {
   async writeStdin(id: string, data: Buffer, eof: boolean): Promise<void> {
     const proc = this.#find(id);
     const stdin = proc.child?.stdin;
-    if (proc.meta.status !== 'running' || stdin === undefined) throw new HttpError('conflict', `process ${id} has exited`);
-    if (stdin.writableEnded || stdin.destroyed) throw new HttpError('conflict', `stdin of process ${id} is closed`);
+    if (proc.meta.status !== 'running' || stdin === undefined) throw protocolError('conflict', `process ${id} has exited`);
+    if (stdin.writableEnded || stdin.destroyed) throw protocolError('conflict', `stdin of process ${id} is closed`);
     await new Promise<void>((resolve, reject) => {
-      const cb = (err?: Error | null): void => (err ? reject(new HttpError('conflict', `writing to stdin of ${id}: ${err.message}`)) : resolve());
+      const cb = (err?: Error | null): void => (err ? reject(protocolError('conflict', `writing to stdin of ${id}: ${err.message}`)) : resolve());
       if (eof) stdin.end(data, cb);
       else stdin.write(data, cb);
     });
@@ -289,7 +289,7 @@ export class ProcessSupervisor {
   /** Sends `signal` to the process group. */
   signal(id: string, signal: SignalName): void {
     const proc = this.#find(id);
-    if (proc.meta.status !== 'running' || proc.meta.pid === null) throw new HttpError('conflict', `process ${id} has exited`);
+    if (proc.meta.status !== 'running' || proc.meta.pid === null) throw protocolError('conflict', `process ${id} has exited`);
     this.#killGroup(proc, signal);
   }
 

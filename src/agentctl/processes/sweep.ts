@@ -29,7 +29,7 @@ export interface ProcEntry {
   environ: string[] | null;
 }
 
-export type SweepScope = { kind: 'namespace' } | { kind: 'marker'; marker: string; uid: number };
+type SweepScope = { kind: 'namespace' } | { kind: 'marker'; marker: string; uid: number };
 
 /** The processes to end: pure selection over a /proc listing. */
 export function sweepTargets(procs: readonly ProcEntry[], self: number, scope: SweepScope): number[] {
@@ -73,7 +73,7 @@ export function readProcs(root = '/proc', withEnviron = true): ProcEntry[] {
   return out;
 }
 
-export interface SweepOptions {
+interface SweepOptions {
   scope: SweepScope;
   /** Between SIGTERM and SIGKILL. */
   graceMs: number;

@@ -11,7 +11,8 @@
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, readlink, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { HttpError } from '../errors.js';
+import type { HttpError } from '../../shared/http/index.js';
+import { protocolError } from '../errors.js';
 import { isInside } from './paths.js';
 
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
@@ -33,7 +34,7 @@ export async function realPathOf(fd: number): Promise<string> {
 }
 
 function escape(rel: string): HttpError {
-  return new HttpError('path_escape', `path ${rel} leaves the workspace through a symlink`);
+  return protocolError('path_escape', `path ${rel} leaves the workspace through a symlink`);
 }
 
 /**
@@ -66,13 +67,13 @@ export async function openWorkspaceDir(realRoot: string, components: readonly st
           todo.unshift(name);
           continue;
         }
-        if (code === 'ENOENT') throw new HttpError('not_found', `no such file or directory: parent of ${opts.rel}`);
+        if (code === 'ENOENT') throw protocolError('not_found', `no such file or directory: parent of ${opts.rel}`);
         // With O_DIRECTORY, Linux answers ENOTDIR (not ELOOP) for a symlink: tell the two apart.
         const isLink = code === 'ELOOP' || (code === 'ENOTDIR' && (await lstat(fdPath(dir.fd, name)).catch(() => null))?.isSymbolicLink() === true);
-        if (code === 'ENOTDIR' && !isLink) throw new HttpError('not_a_directory', `parent of ${opts.rel} is not a directory`);
+        if (code === 'ENOTDIR' && !isLink) throw protocolError('not_a_directory', `parent of ${opts.rel} is not a directory`);
         if (!isLink) throw err;
         // `name` is a symlink: follow it by hand, from the root, only if it stays inside.
-        if (++symlinks > MAX_SYMLINKS) throw new HttpError('path_escape', `path ${opts.rel}: too many levels of symbolic links`);
+        if (++symlinks > MAX_SYMLINKS) throw protocolError('path_escape', `path ${opts.rel}: too many levels of symbolic links`);
         let target: string;
         try {
           target = await readlink(fdPath(dir.fd, name));

@@ -10,7 +10,8 @@ import { lstat, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises
 import { basename, dirname, join, relative, sep } from 'node:path';
 import type { z } from 'zod';
 import { LIMITS, type FileContent, type FileEntry, type FileTree, type FileType, type WriteFileRequestSchema, type WriteFileResponse } from '../../protocol/index.js';
-import { HttpError } from '../errors.js';
+import { isProtocolError, protocolError } from '../errors.js';
+import type { HttpError } from '../../shared/http/index.js';
 import { WORKSPACE_STATE_DIR } from '../state-dir.js';
 import { fdPath, openWorkspaceDir, realPathOf } from './dir-fd.js';
 import { confine, isInside, type ConfinedPath } from './paths.js';
@@ -35,7 +36,7 @@ function fileType(st: Stats): FileType {
 }
 
 function notFound(rel: string): HttpError {
-  return new HttpError('not_found', `no such file or directory: ${rel}`);
+  return protocolError('not_found', `no such file or directory: ${rel}`);
 }
 
 function isErrno(err: unknown, code: string): boolean {
@@ -59,7 +60,7 @@ async function statOrNotFound(path: ConfinedPath, fn: (p: string) => Promise<Sta
 export async function listTree(ws: Workspace, path: string, depth: number): Promise<FileTree> {
   const root = await confine(ws.realRoot, ws.declaredRoot, path, 'read');
   const st = await statOrNotFound(root);
-  if (!st.isDirectory()) throw new HttpError('not_a_directory', `not a directory: ${root.rel}`);
+  if (!st.isDirectory()) throw protocolError('not_a_directory', `not a directory: ${root.rel}`);
   const entries: FileEntry[] = [];
   let level: Array<{ abs: string; rel: string }> = [{ abs: root.abs, rel: root.rel }];
   for (let d = 0; d < depth && level.length > 0; d++) {
@@ -96,9 +97,9 @@ export async function listTree(ws: Workspace, path: string, depth: number): Prom
 export async function readFileContent(ws: Workspace, path: string): Promise<FileContent> {
   const target = await confine(ws.realRoot, ws.declaredRoot, path, 'read');
   const st = await statOrNotFound(target);
-  if (!st.isFile()) throw new HttpError('not_a_file', `not a regular file: ${target.rel}`);
+  if (!st.isFile()) throw protocolError('not_a_file', `not a regular file: ${target.rel}`);
   if (st.size > LIMITS.maxFileReadBytes) {
-    throw new HttpError('file_too_large', `${target.rel} is ${st.size} bytes; the read limit is ${LIMITS.maxFileReadBytes}`);
+    throw protocolError('file_too_large', `${target.rel} is ${st.size} bytes; the read limit is ${LIMITS.maxFileReadBytes}`);
   }
   const handle = await open(target.abs, 'r');
   try {
@@ -110,7 +111,7 @@ export async function readFileContent(ws: Workspace, path: string): Promise<File
       if (bytesRead === 0) break;
       length += bytesRead;
     }
-    if (length > LIMITS.maxFileReadBytes) throw new HttpError('file_too_large', `${target.rel} exceeds the read limit`);
+    if (length > LIMITS.maxFileReadBytes) throw protocolError('file_too_large', `${target.rel} exceeds the read limit`);
     return { path: target.rel, size: length, encoding: 'base64', content: buffer.subarray(0, length).toString('base64') };
   } finally {
     await handle.close();
@@ -120,7 +121,7 @@ export async function readFileContent(ws: Workspace, path: string): Promise<File
 function decodeContent(content: string, encoding: 'utf8' | 'base64'): Buffer {
   if (encoding === 'utf8') return Buffer.from(content, 'utf8');
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(content) || content.length % 4 === 1) {
-    throw new HttpError('bad_request', 'content: must be valid base64');
+    throw protocolError('bad_request', 'content: must be valid base64');
   }
   return Buffer.from(content, 'base64');
 }
@@ -134,14 +135,14 @@ function decodeContent(content: string, encoding: 'utf8' | 'base64'): Buffer {
 export async function writeFileContent(ws: Workspace, request: z.output<typeof WriteFileRequestSchema>): Promise<WriteFileResponse> {
   const data = decodeContent(request.content, request.encoding);
   const target = await confine(ws.realRoot, ws.declaredRoot, request.path, 'write');
-  if (target.abs === ws.realRoot) throw new HttpError('not_a_file', 'cannot replace the workspace root');
+  if (target.abs === ws.realRoot) throw protocolError('not_a_file', 'cannot replace the workspace root');
   const name = basename(target.abs);
   const dir = await openWorkspaceDir(ws.realRoot, parentComponents(ws, target), { mkdirs: request.mkdirs, rel: target.rel });
   try {
     let mode = request.mode;
     try {
       const existing = await lstat(fdPath(dir.fd, name));
-      if (existing.isDirectory()) throw new HttpError('not_a_file', `${target.rel} is a directory`);
+      if (existing.isDirectory()) throw protocolError('not_a_file', `${target.rel} is a directory`);
       if (mode === undefined && existing.isFile()) mode = existing.mode & 0o7777;
     } catch (err) {
       if (!isErrno(err, 'ENOENT')) throw err;
@@ -150,7 +151,7 @@ export async function writeFileContent(ws: Workspace, request: z.output<typeof W
     // 'wx' is O_CREAT | O_EXCL: never follows a symlink planted under the temp name.
     const handle = await open(fdPath(dir.fd, temp), 'wx', mode ?? 0o644);
     try {
-      if (!isInside(ws.realRoot, await realPathOf(handle.fd))) throw new HttpError('path_escape', `path ${target.rel} leaves the workspace`);
+      if (!isInside(ws.realRoot, await realPathOf(handle.fd))) throw protocolError('path_escape', `path ${target.rel} leaves the workspace`);
       await handle.writeFile(data);
       if (mode !== undefined) await handle.chmod(mode); // open() applies the umask; an explicit mode must not
       await handle.sync();
@@ -180,19 +181,19 @@ function parentComponents(ws: Workspace, target: ConfinedPath): string[] {
  */
 export async function deletePath(ws: Workspace, path: string, recursive: boolean): Promise<void> {
   const target = await confine(ws.realRoot, ws.declaredRoot, path, 'write');
-  if (target.abs === ws.realRoot) throw new HttpError('bad_request', 'refusing to delete the workspace root');
+  if (target.abs === ws.realRoot) throw protocolError('bad_request', 'refusing to delete the workspace root');
   let dir;
   try {
     dir = await openWorkspaceDir(ws.realRoot, parentComponents(ws, target), { mkdirs: false, rel: target.rel });
   } catch (err) {
-    if (err instanceof HttpError && err.code === 'not_found') throw notFound(target.rel);
+    if (isProtocolError(err) && err.code === 'not_found') throw notFound(target.rel);
     throw err;
   }
   try {
     const victim = fdPath(dir.fd, basename(target.abs));
     const st = await statOrNotFound({ abs: victim, rel: target.rel }, lstat);
     if (st.isDirectory() && !recursive) {
-      throw new HttpError('not_a_file', `${target.rel} is a directory; pass recursive=true to delete it`);
+      throw protocolError('not_a_file', `${target.rel} is a directory; pass recursive=true to delete it`);
     }
     await rm(victim, { recursive, force: false });
   } finally {

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import type { z } from 'zod';
 import { LIMITS, type GitCommitRequestSchema, type GitCommitResponse, type GitDiff, type GitLog, type GitStatus } from '../../protocol/index.js';
-import { HttpError } from '../errors.js';
+import type { HttpError } from '../../shared/http/index.js';
+import { protocolError } from '../errors.js';
 import { sanitize } from '../../shared/sanitize.js';
 import { childEnv } from '../processes/child-env.js';
 import { parsePorcelainV2 } from './git-status.js';
@@ -43,7 +44,7 @@ interface RunOptions {
  * - `GIT_LITERAL_PATHSPECS`: confined paths are file names, never pathspec magic such as
  *   `:(top)x` or `:/`, which could reach past a workspace that is a subdirectory of a repository.
  */
-export function runGit(root: string, args: readonly string[], options: RunOptions = {}): Promise<GitResult> {
+function runGit(root: string, args: readonly string[], options: RunOptions = {}): Promise<GitResult> {
   const maxStdout = options.maxStdout ?? 64 * 1024 * 1024;
   return new Promise((resolve, reject) => {
     const child = spawn('git', ['-c', `safe.directory=${root}`, '-C', root, ...args], {
@@ -79,7 +80,7 @@ export function runGit(root: string, args: readonly string[], options: RunOption
       if (errBytes < 64 * 1024) err.push(chunk);
       errBytes += chunk.length;
     });
-    child.on('error', (e) => reject(new HttpError('git_error', `cannot run git: ${e.message}`, { cause: e })));
+    child.on('error', (e) => reject(protocolError('git_error', `cannot run git: ${e.message}`, { cause: e })));
     child.on('close', (code) => {
       resolve({ code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), truncated });
     });
@@ -88,7 +89,7 @@ export function runGit(root: string, args: readonly string[], options: RunOption
 
 function gitError(what: string, result: GitResult): HttpError {
   const detail = result.stderr.trim() || result.stdout.toString('utf8').trim() || `exit code ${result.code}`;
-  return new HttpError('git_error', sanitize(`git ${what} failed: ${detail}`));
+  return protocolError('git_error', sanitize(`git ${what} failed: ${detail}`));
 }
 
 async function mustRun(ws: Workspace, what: string, args: readonly string[], options?: RunOptions): Promise<GitResult> {
@@ -98,10 +99,10 @@ async function mustRun(ws: Workspace, what: string, args: readonly string[], opt
 }
 
 /** A ref from the caller: no option injection, no whitespace or control characters. */
-export function checkRef(name: string, ref: string): string {
+function checkRef(name: string, ref: string): string {
   const hasControl = [...ref].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
   if (ref === '' || ref.startsWith('-') || /\s/.test(ref) || hasControl || ref.length > 256) {
-    throw new HttpError('bad_request', `${name}: must be a git revision (no leading "-", no whitespace)`);
+    throw protocolError('bad_request', `${name}: must be a git revision (no leading "-", no whitespace)`);
   }
   return ref;
 }
@@ -177,7 +178,7 @@ export async function gitCommit(ws: Workspace, request: z.output<typeof GitCommi
   }
   if (!request.allow_empty) {
     const staged = await runGit(ws.realRoot, ['diff', '--cached', '--quiet']);
-    if (staged.code === 0) throw new HttpError('conflict', 'nothing to commit: no staged changes');
+    if (staged.code === 0) throw protocolError('conflict', 'nothing to commit: no staged changes');
     if (staged.code !== 1) throw gitError('diff --cached', staged);
   }
   const env: Record<string, string> = {};

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isInside, lexicalResolve, workspaceRelative } from './paths.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../../shared/http/index.js';
 
 const ROOT = '/real/ws';
 const DECLARED = '/link/ws';

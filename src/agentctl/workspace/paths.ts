@@ -13,7 +13,7 @@
  */
 import { lstat, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { HttpError } from '../errors.js';
+import { protocolError } from '../errors.js';
 
 /** True when `candidate` is `root` or below it (both absolute and normalized). */
 export function isInside(root: string, candidate: string): boolean {
@@ -28,19 +28,19 @@ export function isInside(root: string, candidate: string): boolean {
  * Returns the absolute path below `realRoot`, or throws `path_escape` / `bad_request`.
  */
 export function lexicalResolve(realRoot: string, declaredRoot: string, input: string): string {
-  if (input.includes('\0')) throw new HttpError('bad_request', 'path must not contain NUL bytes');
-  if (input === '') throw new HttpError('bad_request', 'path must not be empty');
+  if (input.includes('\0')) throw protocolError('bad_request', 'path must not contain NUL bytes');
+  if (input === '') throw protocolError('bad_request', 'path must not be empty');
   let abs: string;
   if (isAbsolute(input)) {
     const normalized = resolve(input);
     const declared = resolve(declaredRoot);
     if (isInside(realRoot, normalized)) abs = normalized;
     else if (isInside(declared, normalized)) abs = join(realRoot, relative(declared, normalized));
-    else throw new HttpError('path_escape', `path ${input} is outside the workspace`);
+    else throw protocolError('path_escape', `path ${input} is outside the workspace`);
   } else {
     abs = resolve(realRoot, input);
   }
-  if (!isInside(realRoot, abs)) throw new HttpError('path_escape', `path ${input} is outside the workspace`);
+  if (!isInside(realRoot, abs)) throw protocolError('path_escape', `path ${input} is outside the workspace`);
   return abs;
 }
 
@@ -68,10 +68,10 @@ async function checkDeepestExisting(realRoot: string, abs: string, input: string
     current = parent;
   }
   const real = await realpath(current);
-  if (!isInside(realRoot, real)) throw new HttpError('path_escape', `path ${input} leaves the workspace through a symlink`);
+  if (!isInside(realRoot, real)) throw protocolError('path_escape', `path ${input} leaves the workspace through a symlink`);
 }
 
-export type ConfineMode = 'read' | 'write';
+type ConfineMode = 'read' | 'write';
 
 export interface ConfinedPath {
   /** Absolute path to operate on. */
@@ -99,7 +99,7 @@ export async function confine(realRoot: string, declaredRoot: string, input: str
         await checkDeepestExisting(realRoot, dirname(abs), input);
         return { abs, rel: workspaceRelative(realRoot, abs) };
       }
-      if (!isInside(realRoot, real)) throw new HttpError('path_escape', `path ${input} leaves the workspace through a symlink`);
+      if (!isInside(realRoot, real)) throw protocolError('path_escape', `path ${input} leaves the workspace through a symlink`);
       return { abs: real, rel: workspaceRelative(realRoot, abs) };
     }
     await checkDeepestExisting(realRoot, abs, input);

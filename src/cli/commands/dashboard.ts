@@ -5,9 +5,9 @@
  * @module
  */
 import { spawn } from 'node:child_process';
-import { write, type CliContext } from '../context.js';
+import { write } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
-import type { ParsedCommand } from '../registry.js';
+import type { CliContext, ParsedCommand } from '../types.js';
 import { writeLoginPage } from './dashboard-page.js';
 
 /** The login URL for a server base URL and a code (pure). */

@@ -6,10 +6,10 @@
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { AGENTCTL_PLACEHOLDER, configTextSha256, type ResolvedConfig } from '../../config/index.js';
-import type { Check } from './doctor.js';
+import type { Check } from '../types.js';
 
 /** sha256 of the config file as it is on disk now, or null when the config is the built-in defaults. */
-export function currentConfigSha256(config: ResolvedConfig): string | null {
+function currentConfigSha256(config: ResolvedConfig): string | null {
   if (config.source === null) return null;
   try {
     return configTextSha256(readFileSync(config.source, 'utf8'));
@@ -36,7 +36,7 @@ export function checkServeConfig(served: string | null | undefined, config: Reso
 }
 
 /** Where `command` is found: itself when it has a `/`, else the first executable file on `path`. */
-export function findExecutable(command: string, path: string | undefined): string | null {
+function findExecutable(command: string, path: string | undefined): string | null {
   const executable = (file: string): boolean => {
     try {
       accessSync(file, constants.X_OK);

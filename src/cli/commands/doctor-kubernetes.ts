@@ -8,10 +8,10 @@ import { launchTargetNames, resolveProfile, type ResolvedConfig } from '../../co
 import { kubernetesDoctor, type DoctorTarget } from '../../executors/kubernetes/index.js';
 import { readInstallationId } from '../../shared/installation-id.js';
 import { UsageError } from '../exit-codes.js';
-import type { Check } from './doctor.js';
+import type { Check } from '../types.js';
 
 /** Request timeout of the quick check of every executor (a plain `berth doctor` must not hang on one cluster). */
-export const QUICK_TIMEOUT_SECONDS = 10;
+const QUICK_TIMEOUT_SECONDS = 10;
 
 /** Every kubernetes executor with all its profiles. */
 export function allKubernetesTargets(config: ResolvedConfig): DoctorTarget[] {

@@ -7,7 +7,7 @@
 import type { ResolvedConfig } from '../../config/index.js';
 import { createLocalExecutors } from '../../controller/executor-factory.js';
 import { silentLogger } from '../../shared/logger.js';
-import type { Check } from './doctor.js';
+import type { Check } from '../types.js';
 
 const PRIVATE_HOME = '<private home>';
 

@@ -8,21 +8,12 @@ import { accessSync, constants, existsSync, mkdirSync, rmSync, writeFileSync } f
 import { join } from 'node:path';
 import { findInstallRoot, loadConfig, type ResolvedConfig } from '../../config/index.js';
 import { probeBubblewrap } from '../../executors/local/index.js';
-import { write, type CliContext } from '../context.js';
+import { write } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
-import type { ParsedCommand } from '../registry.js';
+import type { Check, CliContext, ParsedCommand } from '../types.js';
 import { checkAgentCommands, checkServeConfig } from './doctor-config.js';
 import { checkAgentReads } from './doctor-sandbox.js';
 import { allKubernetesTargets, kubernetesChecks, namedKubernetesTarget } from './doctor-kubernetes.js';
-
-export interface Check {
-  name: string;
-  ok: boolean;
-  detail: string;
-  fix?: string;
-  /** A finding shown as `warn` that does not fail doctor (with `ok: true`). */
-  warn?: boolean;
-}
 
 const MIN_NODE = [20, 19] as const;
 

@@ -1,9 +1,9 @@
 /** `berth exec ID -- CMD...`: runs a command in the workspace and exits with its exit code. @module */
 import { constants } from 'node:os';
-import { parseEnvPairs } from '../args.js';
-import { write, type CliContext } from '../context.js';
+import { write } from '../context.js';
+import { parseEnvPairs } from '../env-flags.js';
 import { dataDirArgs, lostDuring } from '../exit-codes.js';
-import type { ParsedCommand } from '../registry.js';
+import type { CliContext, ParsedCommand } from '../types.js';
 
 /** The shell convention for an exit status: the code, or 128 + signal number. */
 export function exitStatusOf(result: { exitCode: number | null; signal: string | null }): number {

@@ -6,14 +6,13 @@
 import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import type { LaunchRequest, SessionView } from '../../controller/service.js';
-import type { BerthClient } from '../../api/api-client.js';
-import { parseEnvPairs, parseEnvNames } from '../args.js';
-import { write, type CliContext } from '../context.js';
+import type { BerthClient, LaunchRequest, SessionView } from '../../api/index.js';
+import { write } from '../context.js';
+import { parseEnvPairs, parseEnvNames } from '../env-flags.js';
 import { dataDirArgs, ExitCode, lostDuring, UsageError } from '../exit-codes.js';
 import { formatData, formatDuration, stagesTotalMs } from '../output.js';
 import { LaunchProgress, type LaunchOutcome } from '../progress.js';
-import type { ParsedCommand } from '../registry.js';
+import type { CliContext, ParsedCommand } from '../types.js';
 
 /** A `--repo` value: URLs (scheme:// or scp-like git@host:path) pass through; anything else is a local path. */
 export function repositoryFrom(repo: string, branch: string | undefined, cwd: string): LaunchRequest['repository'] {
@@ -73,18 +72,6 @@ export async function resume(ctx: CliContext, cmd: ParsedCommand): Promise<numbe
 
 async function follow(ctx: CliContext, client: BerthClient, view: SessionView, verb: 'launch' | 'resume', detach: boolean): Promise<number> {
   const structured = ctx.output === 'json' || ctx.output === 'yaml' ? ctx.output : null;
-  const out = structured ? ctx.io.stderr : ctx.io.stdout;
-  // On a terminal, the stage in progress is shown on a status line rewritten in place.
-  const live = out.isTTY === true;
-  let statusShown = false;
-  const clearStatus = (): void => {
-    if (statusShown) out.write('\r\x1b[K');
-    statusShown = false;
-  };
-  const line = (text: string): void => {
-    clearStatus();
-    out.write(`${text}\n`);
-  };
   const id = view.id;
   if (detach) {
     if (structured) await write(ctx.io.stdout, formatData(view, structured));
@@ -94,36 +81,11 @@ async function follow(ctx: CliContext, client: BerthClient, view: SessionView, v
     }
     return ExitCode.ok;
   }
-
+  const status = new StatusLine(structured ? ctx.io.stderr : ctx.io.stdout);
+  const line = (text: string): void => status.line(text);
   line(`${verb === 'launch' ? 'Launching' : 'Resuming'} session ${id} (agent ${view.agent}, executor ${view.executor})`);
   const started = Date.now();
-  const progress = new LaunchProgress(line);
-  const showStatus = (): void => {
-    const cur = progress.current;
-    clearStatus();
-    if (!live || !cur) return;
-    out.write(`  ⋯ ${cur.name}  ${cur.detail} ${formatDuration(Math.max(0, Date.now() - cur.startedAt))}`);
-    statusShown = true;
-  };
-  const ticker = live ? setInterval(showStatus, 250) : undefined;
-  const abort = new AbortController();
-  const onInterrupt = (): void => abort.abort();
-  ctx.interrupted.addEventListener('abort', onInterrupt, { once: true });
-  let outcome: LaunchOutcome | undefined;
-  try {
-    for await (const e of client.events(id, { signal: abort.signal })) {
-      outcome = progress.onEvent(e);
-      if (outcome) break;
-      showStatus();
-    }
-  } catch (err) {
-    throw lostDuring(err, `the ${verb} goes on, or is rolled back, when berth serve runs again; check with: berth ${dataDirArgs(ctx.dataDirFlag)}status ${id}`);
-  } finally {
-    clearInterval(ticker);
-    clearStatus();
-    abort.abort();
-    ctx.interrupted.removeEventListener('abort', onInterrupt);
-  }
+  let outcome = await followStages(ctx, client, id, verb, status);
   if (ctx.interrupted.aborted) {
     line(`Stopped following; the ${verb} continues in the background: berth status ${id}`);
     return 130;
@@ -131,29 +93,81 @@ async function follow(ctx: CliContext, client: BerthClient, view: SessionView, v
   const final = await client.get(id);
   outcome ??= LaunchProgress.outcomeOf(final);
   if (structured) await write(ctx.io.stdout, formatData(final, structured));
-  if (outcome?.kind === 'ready') {
-    const exited = await watchAgentStart(client, id, ctx.interrupted);
-    if (exited && exited.exitCode !== 0) {
-      const how = exited.exitCode === null ? 'was killed by a signal (or lost)' : `exited with code ${exited.exitCode}`;
-      ctx.io.stderr.write(`berth: the agent of session ${id} ${how} right after it started${exited.tail.length > 0 ? '; its last output:' : ' (no output)'}\n`);
-      for (const l of exited.tail) ctx.io.stderr.write(`  | ${l}\n`);
-      ctx.io.stderr.write(`  next: berth logs ${id} (all output), berth resume ${id} (start it again), berth rm ${id} (clean up)\n`);
-      return ExitCode.error;
-    }
-    // The same number `berth status` shows as Total: the sum of the stage durations.
-    const total = stagesTotalMs(final.stages);
-    line(`Session ${id} is ready (total ${formatDuration(total ?? Date.now() - started)}).`);
-    if (exited) line(`  the agent has already finished (exit code 0): berth logs ${id}`);
-    line(`  get in:         berth shell ${id}`);
-    line(`  follow agent:   berth logs -f ${id}`);
-    line(`  run a command:  berth exec ${id} -- git status`);
-    return ExitCode.ok;
-  }
+  if (outcome?.kind === 'ready') return reportReady(ctx, client, final, started, line);
   const stage = outcome?.kind === 'failed' && outcome.stage ? ` at stage ${outcome.stage}` : '';
   const message = outcome?.kind === 'failed' ? outcome.message : `the session is ${final.state}`;
   ctx.io.stderr.write(`berth: ${verb} of session ${id} failed${stage}: ${message}\n`);
   ctx.io.stderr.write(`  next: berth status ${id} (details), berth resume ${id} (retry), berth rm ${id} (clean up)\n`);
   return ExitCode.error;
+}
+
+/** Lines of output; on a terminal, the stage in progress is shown on a status line rewritten in place. */
+class StatusLine {
+  private shown = false;
+  readonly live: boolean;
+  constructor(private readonly out: CliContext['io']['stdout']) {
+    this.live = out.isTTY === true;
+  }
+  clear(): void {
+    if (this.shown) this.out.write('\r\x1b[K');
+    this.shown = false;
+  }
+  line(text: string): void {
+    this.clear();
+    this.out.write(`${text}\n`);
+  }
+  show(progress: LaunchProgress): void {
+    const cur = progress.current;
+    this.clear();
+    if (!this.live || !cur) return;
+    this.out.write(`  ⋯ ${cur.name}  ${cur.detail} ${formatDuration(Math.max(0, Date.now() - cur.startedAt))}`);
+    this.shown = true;
+  }
+}
+
+/** Follows the session's events until the launch is ready or failed (undefined: the stream ended or the user interrupted). */
+async function followStages(ctx: CliContext, client: BerthClient, id: string, verb: 'launch' | 'resume', status: StatusLine): Promise<LaunchOutcome | undefined> {
+  const progress = new LaunchProgress((text) => status.line(text));
+  const ticker = status.live ? setInterval(() => status.show(progress), 250) : undefined;
+  const abort = new AbortController();
+  const onInterrupt = (): void => abort.abort();
+  ctx.interrupted.addEventListener('abort', onInterrupt, { once: true });
+  try {
+    for await (const e of client.events(id, { signal: abort.signal })) {
+      const outcome = progress.onEvent(e);
+      if (outcome) return outcome;
+      status.show(progress);
+    }
+    return undefined;
+  } catch (err) {
+    throw lostDuring(err, `the ${verb} goes on, or is rolled back, when berth serve runs again; check with: berth ${dataDirArgs(ctx.dataDirFlag)}status ${id}`);
+  } finally {
+    clearInterval(ticker);
+    status.clear();
+    abort.abort();
+    ctx.interrupted.removeEventListener('abort', onInterrupt);
+  }
+}
+
+/** A ready session: says so (with its total time and how to get in), unless its agent exited at once. */
+async function reportReady(ctx: CliContext, client: BerthClient, final: SessionView, started: number, line: (text: string) => void): Promise<number> {
+  const id = final.id;
+  const exited = await watchAgentStart(client, id, ctx.interrupted);
+  if (exited && exited.exitCode !== 0) {
+    const how = exited.exitCode === null ? 'was killed by a signal (or lost)' : `exited with code ${exited.exitCode}`;
+    ctx.io.stderr.write(`berth: the agent of session ${id} ${how} right after it started${exited.tail.length > 0 ? '; its last output:' : ' (no output)'}\n`);
+    for (const l of exited.tail) ctx.io.stderr.write(`  | ${l}\n`);
+    ctx.io.stderr.write(`  next: berth logs ${id} (all output), berth resume ${id} (start it again), berth rm ${id} (clean up)\n`);
+    return ExitCode.error;
+  }
+  // The same number `berth status` shows as Total: the sum of the stage durations.
+  const total = stagesTotalMs(final.stages);
+  line(`Session ${id} is ready (total ${formatDuration(total ?? Date.now() - started)}).`);
+  if (exited) line(`  the agent has already finished (exit code 0): berth logs ${id}`);
+  line(`  get in:         berth shell ${id}`);
+  line(`  follow agent:   berth logs -f ${id}`);
+  line(`  run a command:  berth exec ${id} -- git status`);
+  return ExitCode.ok;
 }
 
 /**

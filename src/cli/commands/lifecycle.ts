@@ -1,8 +1,8 @@
 /** `berth stop ID` and `berth rm [--force] ID`. @module */
-import { write, type CliContext } from '../context.js';
+import { write } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
 import { formatData } from '../output.js';
-import type { ParsedCommand } from '../registry.js';
+import type { CliContext, ParsedCommand } from '../types.js';
 
 export async function stop(ctx: CliContext, cmd: ParsedCommand): Promise<number> {
   const view = await ctx.client().stop(cmd.positionals[0] ?? '');

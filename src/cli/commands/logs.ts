@@ -1,7 +1,7 @@
 /** `berth logs [-f] [--previous] ID`: the agent's output, raw bytes to stdout/stderr. @module */
-import { write, type CliContext } from '../context.js';
+import { write } from '../context.js';
 import { ControllerLostError, dataDirArgs, ExitCode, UsageError } from '../exit-codes.js';
-import type { ParsedCommand } from '../registry.js';
+import type { CliContext, ParsedCommand } from '../types.js';
 
 export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> {
   const fromText = cmd.values.from as string | undefined;

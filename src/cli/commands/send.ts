@@ -1,7 +1,6 @@
 /** `berth send ID TEXT`: a line of input for the agent, written to its stdin. @module */
-import { type CliContext } from '../context.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
-import type { ParsedCommand } from '../registry.js';
+import type { CliContext, ParsedCommand } from '../types.js';
 
 export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> {
   const [id = '', text] = cmd.positionals;

@@ -7,12 +7,12 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { launchOptionsOf } from '../../server/dashboard/launch-options.js';
 import { DEFAULT_HOST, isLoopbackHost, startServe } from '../../server/serve.js';
-import { DEFAULT_API_PORT } from '../../api/routes.js';
+import { DEFAULT_API_PORT } from '../../api/index.js';
 import { findInstallRoot, loadConfig } from '../../config/index.js';
 import { VERSION } from '../../shared/version.js';
-import { write, type CliContext } from '../context.js';
+import { write } from '../context.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
-import type { ParsedCommand } from '../registry.js';
+import type { CliContext, ParsedCommand } from '../types.js';
 import { createSessionService } from '../controller-factory.js';
 import { installLastResort } from '../last-resort.js';
 

@@ -3,9 +3,8 @@
  * into raw mode (keys, Ctrl-C and Ctrl-D go to the remote PTY) and resizes are forwarded.
  * @module
  */
-import { type CliContext } from '../context.js';
 import { dataDirArgs, lostDuring } from '../exit-codes.js';
-import type { ParsedCommand } from '../registry.js';
+import type { CliContext, ParsedCommand } from '../types.js';
 import { exitStatusOf } from './exec.js';
 
 export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> {

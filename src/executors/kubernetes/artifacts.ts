@@ -25,7 +25,7 @@ export interface AgentctlArtifactPaths {
   sea: string;
 }
 
-export interface DeliveredFile {
+interface DeliveredFile {
   /** Absolute path in the Pod. */
   path: string;
   mode: number;
@@ -57,7 +57,7 @@ export const POD_AGENTCTL = {
 } as const;
 
 /** Thrown when the build for a flavor or platform is not available on this controller. */
-export class ArtifactMissingError extends Error {
+class ArtifactMissingError extends Error {
   override readonly name = 'ArtifactMissingError';
 }
 
@@ -68,7 +68,7 @@ interface Loaded {
 }
 
 /** What the image's probe found that decides between the plain bundle and the one with its code cache. */
-export interface ImageRuntime {
+interface ImageRuntime {
   /** `v20.20.2`, or null. */
   nodeVersion: string | null;
   /** `uname -m` in the container, or null. */

@@ -7,9 +7,9 @@
  */
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { ownershipLabelProblems } from './compose/index.js';
-import { deletePod, deletePvc, getPod, getPvc, isConflict, type DeleteOutcome, type KubeClient } from './kube/index.js';
+import { isConflict, type DeleteOutcome, type KubeObjects } from './kube/index.js';
 
-export type Kind = 'Pod' | 'PVC';
+type Kind = 'Pod' | 'PVC';
 
 export interface CleanupTarget {
   kind: Kind;
@@ -21,7 +21,7 @@ export interface CleanupTarget {
 }
 
 /** Thrown when a recorded object is not what the inventory says: nothing was deleted. */
-export class CleanupRefusedError extends Error {
+class CleanupRefusedError extends Error {
   override readonly name = 'CleanupRefusedError';
 }
 
@@ -31,8 +31,8 @@ export interface Verified {
   resourceVersion: string | null;
 }
 
-function read(client: KubeClient, t: CleanupTarget, signal: AbortSignal): Promise<{ metadata?: V1ObjectMeta } | undefined> {
-  return t.kind === 'Pod' ? getPod(client, t.namespace, t.name, signal) : getPvc(client, t.namespace, t.name, signal);
+function read(objects: KubeObjects, t: CleanupTarget, signal: AbortSignal): Promise<{ metadata?: V1ObjectMeta } | undefined> {
+  return t.kind === 'Pod' ? objects.getPod(t.namespace, t.name, signal) : objects.getPvc(t.namespace, t.name, signal);
 }
 
 /**
@@ -40,8 +40,8 @@ function read(client: KubeClient, t: CleanupTarget, signal: AbortSignal): Promis
  * another UID; `'skip'` (a rollback: the name was taken over after our object went) reports it as
  * gone without touching it.
  */
-export async function verifyTarget(client: KubeClient, t: CleanupTarget, signal: AbortSignal, foreign: 'refuse' | 'skip'): Promise<Verified> {
-  const found = await read(client, t, signal);
+export async function verifyTarget(objects: KubeObjects, t: CleanupTarget, signal: AbortSignal, foreign: 'refuse' | 'skip'): Promise<Verified> {
+  const found = await read(objects, t, signal);
   if (found === undefined) return { target: t, resourceVersion: null };
   const m = found.metadata ?? {};
   if (m.name !== t.name || m.namespace !== t.namespace) throw new CleanupRefusedError(`${t.kind} ${t.namespace}/${t.name}: the API returned another object; nothing was deleted`);
@@ -62,12 +62,12 @@ export async function verifyTarget(client: KubeClient, t: CleanupTarget, signal:
  * Deletes a verified target (UID + resourceVersion preconditions) and waits until it is gone (a Pod
  * with its containers: see deletePod). `absent`: it was gone before this call.
  */
-export async function deleteVerified(client: KubeClient, v: Verified, signal: AbortSignal): Promise<DeleteOutcome> {
+async function deleteVerified(objects: KubeObjects, v: Verified, signal: AbortSignal): Promise<DeleteOutcome> {
   if (v.resourceVersion === null) return 'absent';
   const { target: t } = v;
   const pre = { uid: t.uid, resourceVersion: v.resourceVersion };
-  if (t.kind === 'Pod') return deletePod(client, t.namespace, t.name, pre, signal);
-  return deletePvc(client, t.namespace, t.name, pre, signal);
+  if (t.kind === 'Pod') return objects.deletePod(t.namespace, t.name, pre, signal);
+  return objects.deletePvc(t.namespace, t.name, pre, signal);
 }
 
 /** How often a delete is re-verified and retried after its resourceVersion moved. */
@@ -78,31 +78,31 @@ const CONFLICT_RETRIES = 5;
  * status: the controllers update them all the time) it is read and checked again — same UID, same
  * labels — and the delete retried. A changed identity still deletes nothing.
  */
-export async function deleteChecked(client: KubeClient, v: Verified, signal: AbortSignal, foreign: 'refuse' | 'skip'): Promise<DeleteOutcome> {
+export async function deleteChecked(objects: KubeObjects, v: Verified, signal: AbortSignal, foreign: 'refuse' | 'skip'): Promise<DeleteOutcome> {
   let current = v;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await deleteVerified(client, current, signal);
+      return await deleteVerified(objects, current, signal);
     } catch (err) {
       if (!isConflict(err) || attempt >= CONFLICT_RETRIES) throw err;
-      current = await verifyTarget(client, current.target, signal, foreign);
+      current = await verifyTarget(objects, current.target, signal, foreign);
     }
   }
 }
 
 /** Verifies every target first, then deletes them in order (Pod before PVC). */
-export async function deleteAll(client: KubeClient, targets: CleanupTarget[], signal: AbortSignal, foreign: 'refuse' | 'skip'): Promise<void> {
+export async function deleteAll(objects: KubeObjects, targets: CleanupTarget[], signal: AbortSignal, foreign: 'refuse' | 'skip'): Promise<void> {
   const verified: Verified[] = [];
-  for (const t of targets) verified.push(await verifyTarget(client, t, signal, foreign));
-  for (const v of verified) await deleteChecked(client, v, signal, foreign);
+  for (const t of targets) verified.push(await verifyTarget(objects, t, signal, foreign));
+  for (const v of verified) await deleteChecked(objects, v, signal, foreign);
 }
 
 /** The same, but each object is re-read right before its own delete (a rollback after an admission failure). */
-export async function deleteEach(client: KubeClient, targets: CleanupTarget[], signal: AbortSignal): Promise<unknown[]> {
+export async function deleteEach(objects: KubeObjects, targets: CleanupTarget[], signal: AbortSignal): Promise<unknown[]> {
   const errors: unknown[] = [];
   for (const t of targets) {
     try {
-      await deleteChecked(client, await verifyTarget(client, t, signal, 'skip'), signal, 'skip');
+      await deleteChecked(objects, await verifyTarget(objects, t, signal, 'skip'), signal, 'skip');
     } catch (err) {
       errors.push(err);
     }

@@ -5,8 +5,6 @@
  * @module
  */
 
-export const KUBERNETES_EXECUTOR_TYPE = 'kubernetes';
-
 /** Prefix of Berth's own labels and annotations; any key under it on a template is reserved. */
 export const BERTH_KEY_PREFIX = 'berth.dev/';
 

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { admissionFix, connectionFix, defaultClassCheck, dryRunFix, foreignObjectsCheck, kubeconfigSource, permissionsCheck, requiredAccess, warningChecks } from './doctor-checks.js';
 import { sweptObject } from './sweep-select.js';
-import { EXECUTOR_ACCESS, describeAccess } from './kube/access.js';
-import { KubeApiError } from './kube/errors.js';
+import { EXECUTOR_ACCESS, KubeApiError, describeAccess } from './kube/index.js';
 import type { KubernetesConnection } from './types.js';
 
 const where = { executor: 'cluster', context: 'prod', server: 'https://10.0.0.1:6443' };

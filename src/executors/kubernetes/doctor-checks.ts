@@ -5,8 +5,7 @@
  * @module
  */
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import { EXECUTOR_ACCESS, describeAccess, type AccessCheck, type AccessDenial } from './kube/access.js';
-import { KubeApiError } from './kube/errors.js';
+import { EXECUTOR_ACCESS, KubeApiError, describeAccess, type AccessCheck, type AccessDenial } from './kube/index.js';
 import { describeSwept, selectForSweep, type SweptObject } from './sweep-select.js';
 import type { KubernetesConnection, TemplateWarning, WorkspaceMode } from './types.js';
 
@@ -20,7 +19,7 @@ export interface DoctorCheck {
 }
 
 /** Where the permissions of the Role are written down, for fixes. */
-export const RBAC_MANIFEST = 'deploy/rbac.yaml';
+const RBAC_MANIFEST = 'deploy/rbac.yaml';
 
 const PVC = 'persistentvolumeclaims';
 

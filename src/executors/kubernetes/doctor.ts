@@ -9,7 +9,6 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { AuthenticationV1Api, StorageV1Api } from '@kubernetes/client-node';
 import { errorMessage } from '../../shared/errors.js';
 import { sanitize } from '../../shared/sanitize.js';
 import { podAdmissionProblems, pvcAdmissionProblems, resourceNames, type RandomSource } from './compose/index.js';
@@ -26,14 +25,27 @@ import {
   warningChecks,
   type DoctorCheck,
 } from './doctor-checks.js';
-import { createKubeClient, createPod, createPvc, deniedAccess, getPvc, isForbidden, isNotFound, serverVersion, type KubeClient } from './kube/index.js';
+import {
+  createKubeClient,
+  createPod,
+  createPvc,
+  deniedAccess,
+  getNamespace,
+  getPvc,
+  getStorageClass,
+  isForbidden,
+  isNotFound,
+  kubePorts,
+  selfSubjectUser,
+  serverVersion,
+  type KubeClient,
+} from './kube/index.js';
 import { desiredPod, desiredPvc, type DesiredInput } from './launch/desired.js';
 import { listBerthObjects } from './sweep.js';
 import type { KubernetesConnection, KubernetesProfile, WorkspaceMode } from './types.js';
 
-export type { DoctorCheck } from './doctor-checks.js';
 
-export interface DoctorProfile {
+interface DoctorProfile {
   name: string;
   profile: KubernetesProfile;
 }
@@ -47,7 +59,7 @@ export interface DoctorTarget {
   workspaceModes?: readonly WorkspaceMode[];
 }
 
-export interface KubernetesDoctorOptions {
+interface KubernetesDoctorOptions {
   /** Where `$KUBECONFIG` and `$HOME` are read from. @default process.env */
   env?: NodeJS.ProcessEnv;
   /** Caps the executor's request timeout (a quick check of every executor). */
@@ -114,7 +126,7 @@ async function foreignCheck(client: KubeClient, name: string, namespace: string,
   const objects = [];
   for (const kind of ['Pod', 'PVC'] as const) {
     try {
-      objects.push(...(await listBerthObjects(client, kind, namespace, signal ?? AbortSignal.timeout(client.requestTimeoutMs))).objects);
+      objects.push(...(await listBerthObjects(kubePorts(client).objects, kind, namespace, signal ?? AbortSignal.timeout(client.requestTimeoutMs))).objects);
     } catch (err) {
       if (kind === 'PVC' && isForbidden(err)) continue; // no managed claims without the permission
       return { name, ok: true, warn: true, detail: `not checked: ${errorMessage(err)}` };
@@ -126,11 +138,7 @@ async function foreignCheck(client: KubeClient, name: string, namespace: string,
 /** The authenticated user name (SelfSubjectReview, Kubernetes >= 1.28), or null when it cannot be asked. */
 async function whoami(client: KubeClient, signal: AbortSignal | undefined): Promise<string | null> {
   try {
-    const api = client.kubeConfig.makeApiClient(AuthenticationV1Api);
-    const review = await client.request('self subject review', signal, (o) =>
-      api.createSelfSubjectReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } }, o),
-    );
-    return review.status?.userInfo?.username ?? null;
+    return await selfSubjectUser(client, signal);
   } catch {
     return null;
   }
@@ -153,7 +161,7 @@ async function namespaceCheck(client: KubeClient, name: string, target: DoctorTa
     return { name, ok: true, detail: `${ns}: not read (this identity may not get namespaces, which Berth does not need); ${instead}` };
   }
   try {
-    const obj = await client.request(`get namespace ${ns}`, signal, (o) => client.core.readNamespace({ name: ns }, o));
+    const obj = await getNamespace(client, ns, signal);
     if (obj.metadata?.deletionTimestamp || obj.status?.phase === 'Terminating') {
       return { name, ok: false, detail: `namespace ${ns} is being deleted`, fix: `wait until it is gone and create it again, or set executors.${target.executor}.namespace to another one` };
     }
@@ -227,8 +235,7 @@ async function namedClassCheck(run: Run, name: string, profile: string, cls: str
     if (!readable) {
       return { name, ok: true, detail: `"${cls}": not verified (this identity may not read StorageClasses, which Berth does not need); a class that does not exist leaves the claim Pending, which a launch reports` };
     }
-    const api = client.kubeConfig.makeApiClient(StorageV1Api);
-    const sc = await client.request(`get storageclass ${cls}`, signal, (o) => api.readStorageClass({ name: cls }, o));
+    const sc = await getStorageClass(client, cls, signal);
     return { name, ok: true, detail: `"${cls}" exists (provisioner ${sc.provisioner}, binding ${sc.volumeBindingMode ?? 'Immediate'})` };
   } catch (err) {
     if (isNotFound(err)) {

@@ -11,11 +11,13 @@ import { KeyedLock } from '../../shared/locks.js';
 import { silentLogger, type Logger } from '../../shared/logger.js';
 import { errorMessage } from '../../shared/errors.js';
 import type { CreateInstanceRequest, Executor, ExecutorInstance, InstanceStatus, RefreshRequest, StopOptions, StopResult, StopTarget, SweepOwner } from '../executor.js';
-import { isLaunchError, LaunchError } from '../executor.js';
+import { INIT_STAGE, isLaunchError, LaunchError, REASON, REPLACEMENT_STAGE } from '../launch-kit/index.js';
 import { AgentctlArtifacts, type AgentctlArtifactPaths } from './artifacts.js';
 import { resourceNames, validateIdentity, type ProbeResult, type ResourceIdentity } from './compose/index.js';
 import { decodeProfileSnapshot, profileHash, templateHash } from './config/index.js';
-import { createKubeClient, getPod, type KubeClient } from './kube/index.js';
+import type { FetchLike } from '../../agentctl-client/index.js';
+import { httpFetch } from '../../shared/http-fetch.js';
+import { createKubeClient, kubePorts, type KubePorts } from './kube/index.js';
 import { defaultRandom, KubeLaunchState } from './launch/context.js';
 import { freshLaunch } from './launch/fresh.js';
 import { reviveLaunch } from './launch/revive.js';
@@ -27,7 +29,7 @@ import { sweepUnrecorded, type SweepReport } from './sweep.js';
 import { SWEEP_TIMEOUT_MS, SweepSchedule, UNRESOLVED_CREATE_REASONS } from './sweep-schedule.js';
 import type { KubernetesConnection, KubernetesProfile } from './types.js';
 
-export interface KubernetesExecutorOptions {
+interface KubernetesExecutorOptions {
   name: string;
   connection: KubernetesConnection;
   artifacts: AgentctlArtifactPaths;
@@ -39,6 +41,10 @@ export interface KubernetesExecutorOptions {
    * unrecorded objects that carry it. Null: nothing is stamped and nothing is swept.
    */
   installationId?: string | null;
+  /** The cluster, when not built from `connection` (tests: recording fakes). */
+  kube?: KubePorts;
+  /** How agentctl is called through a forward. @default httpFetch */
+  fetch?: FetchLike;
 }
 
 /**
@@ -49,13 +55,25 @@ export interface KubernetesExecutorOptions {
 const RECONCILE_WINDOW_MS = 30_000;
 
 export class KubernetesExecutor implements Executor {
+  /**
+   * A volume that may start empty, cloned inside the Pod (its file system and network, not this
+   * host's), and a Pod that is replaced on the same volume when it goes.
+   */
+  static readonly capabilities: Executor['capabilities'] = {
+    repositoryOptional: true,
+    clonesOnControllerHost: false,
+    metadataKeyPrefix: 'kubernetes_',
+    removes: "the session's Pod and its PVC (the workspace volume, with every file in it)",
+    replacement: { stage: REPLACEMENT_STAGE, machine: 'Pod', note: 'a new Pod runs on the same volume' },
+  };
+  readonly capabilities = KubernetesExecutor.capabilities;
   readonly name: string;
   readonly #opts: KubernetesExecutorOptions;
   readonly #log: Logger;
   readonly #artifacts: AgentctlArtifacts;
   readonly #probes = new Map<string, ProbeResult>();
   readonly #locks = new KeyedLock();
-  #client: KubeClient | null = null;
+  #kube: KubePorts | null = null;
   readonly #watches: PodWatches;
   #sweeps: SweepSchedule | null = null;
   /** Foreign objects already logged by a sweep (each once). */
@@ -66,13 +84,13 @@ export class KubernetesExecutor implements Executor {
     this.#opts = opts;
     this.#log = opts.logger ?? silentLogger;
     this.#artifacts = new AgentctlArtifacts(opts.artifacts);
-    this.#watches = new PodWatches(() => this.client, `${LABEL.managedBy}=${LABEL_VALUE.managedBy},${LABEL.executor}=${opts.name}`, this.#log);
+    this.#watches = new PodWatches(() => this.kube.objects, `${LABEL.managedBy}=${LABEL_VALUE.managedBy},${LABEL.executor}=${opts.name}`, this.#log);
   }
 
-  /** The cluster client, built on first use from the current connection settings. */
-  get client(): KubeClient {
-    this.#client ??= createKubeClient(this.#opts.connection, { ...(this.#opts.env ? { env: this.#opts.env } : {}) });
-    return this.#client;
+  /** The cluster, reached through a client built on first use from the current connection settings. */
+  get kube(): KubePorts {
+    this.#kube ??= this.#opts.kube ?? kubePorts(createKubeClient(this.#opts.connection, { ...(this.#opts.env ? { env: this.#opts.env } : {}) }));
+    return this.#kube;
   }
 
   createInstance(req: CreateInstanceRequest): Promise<ExecutorInstance> {
@@ -96,14 +114,14 @@ export class KubernetesExecutor implements Executor {
   }
 
   stopInstance(target: StopTarget, opts: StopOptions): Promise<StopResult | void> {
-    return this.#locks.run(target.identity.instanceId, () => stopKubernetesInstance(this.client, target, opts, this.#log));
+    return this.#locks.run(target.identity.instanceId, () => stopKubernetesInstance(this.kube, target, opts, this.#log));
   }
 
   async status(target: StopTarget): Promise<InstanceStatus> {
     const { meta } = recordedMetadata(target.metadata);
     let pod;
     try {
-      pod = await getPod(this.client, meta.namespace, meta.podName, AbortSignal.timeout(5000));
+      pod = await this.kube.objects.getPod(meta.namespace, meta.podName, AbortSignal.timeout(5000));
     } catch (err) {
       return { liveness: 'unreachable', detail: `cannot read Pod ${meta.namespace}/${meta.podName}: ${errorMessage(err)}` };
     }
@@ -135,7 +153,7 @@ export class KubernetesExecutor implements Executor {
    * plus the read-back window of an ambiguous create.
    */
   sweepUnrecorded(isRecorded: (owner: SweepOwner) => boolean, opts: { minAgeMs?: number; signal?: AbortSignal } = {}): Promise<SweepReport> {
-    return sweepUnrecorded(this.client, {
+    return sweepUnrecorded(this.kube.objects, {
       namespace: this.#opts.connection.namespace,
       installationId: this.#opts.installationId ?? '',
       isRecorded,
@@ -175,17 +193,17 @@ export class KubernetesExecutor implements Executor {
   }
 
   #state(req: CreateInstanceRequest, profile: KubernetesProfile, meta: KubernetesMetadata): KubeLaunchState {
-    const env = { executorName: this.name, connection: this.#opts.connection, client: this.client, artifacts: this.#artifacts, probes: this.#probes, log: this.#log, random: defaultRandom, installationId: this.#opts.installationId ?? null };
+    const env = { executorName: this.name, connection: this.#opts.connection, kube: this.kube, fetch: this.#opts.fetch ?? httpFetch, artifacts: this.#artifacts, probes: this.#probes, log: this.#log, random: defaultRandom, installationId: this.#opts.installationId ?? null };
     return new KubeLaunchState(env, req, profile, identityOf(meta), meta);
   }
 
   #profile(req: Pick<CreateInstanceRequest, 'profile'>): KubernetesProfile {
     const snapshot = req.profile.settings[PROFILE_SETTING];
-    if (snapshot === undefined) throw new LaunchError('initialize', 'ProfileMissing', `the session records no Kubernetes profile (launch it with a profile of executor '${this.name}')`);
+    if (snapshot === undefined) throw new LaunchError(INIT_STAGE, 'ProfileMissing', `the session records no Kubernetes profile (launch it with a profile of executor '${this.name}')`);
     try {
       return decodeProfileSnapshot(snapshot);
     } catch (err) {
-      throw new LaunchError('initialize', 'ProfileInvalid', `the session's recorded Kubernetes profile cannot be read: ${errorMessage(err)}`, { cause: err });
+      throw new LaunchError(INIT_STAGE, 'ProfileInvalid', `the session's recorded Kubernetes profile cannot be read: ${errorMessage(err)}`, { cause: err });
     }
   }
 
@@ -199,7 +217,7 @@ export class KubernetesExecutor implements Executor {
     try {
       validateIdentity(identity);
     } catch (err) {
-      throw new LaunchError('initialize', 'InvalidIdentity', errorMessage(err), { cause: err });
+      throw new LaunchError(INIT_STAGE, 'InvalidIdentity', errorMessage(err), { cause: err });
     }
     return {
       ...identity,
@@ -227,9 +245,9 @@ export class KubernetesExecutor implements Executor {
     try {
       meta = recordedMetadata(metadata).meta;
     } catch (err) {
-      throw new LaunchError('initialize', 'InventoryInvalid', errorMessage(err), { cause: err });
+      throw new LaunchError(INIT_STAGE, 'InventoryInvalid', errorMessage(err), { cause: err });
     }
-    if (meta.instanceId !== instanceId) throw new LaunchError('initialize', 'InstanceMismatch', `recorded instance ${meta.instanceId} is not ${instanceId}`);
+    if (meta.instanceId !== instanceId) throw new LaunchError(INIT_STAGE, REASON.instanceMismatch, `recorded instance ${meta.instanceId} is not ${instanceId}`);
     return { meta };
   }
 }

@@ -10,16 +10,16 @@ import type { Logger } from '../../shared/logger.js';
 import type { CleanupTarget } from './cleanup.js';
 import { ownershipLabels, pendingCreateProblems, resourceNames } from './compose/index.js';
 import { CHECKPOINT } from './constants.js';
-import { getPod, getPvc, type KubeClient } from './kube/index.js';
+import type { KubeObjects } from './kube/index.js';
 import { identityOf, type KubernetesMetadata } from './metadata.js';
 
 /** The pending create's object as a cleanup target (by UID, exact labels), or null when it does not exist or is not ours. */
-export async function pendingTarget(client: KubeClient, meta: KubernetesMetadata, state: string, signal: AbortSignal, log: Logger): Promise<CleanupTarget | null> {
+export async function pendingTarget(objects: KubeObjects, meta: KubernetesMetadata, state: string, signal: AbortSignal, log: Logger): Promise<CleanupTarget | null> {
   const digest = meta.pendingCreateDigest;
   if (digest === null) return null;
   const kind = state === CHECKPOINT.pvcCreating ? 'PVC' : 'Pod';
   const name = kind === 'PVC' ? resourceNames(meta.instanceId).pvc : meta.podName;
-  const found = kind === 'PVC' ? await getPvc(client, meta.namespace, name, signal) : await getPod(client, meta.namespace, name, signal);
+  const found = kind === 'PVC' ? await objects.getPvc(meta.namespace, name, signal) : await objects.getPod(meta.namespace, name, signal);
   if (found === undefined) return null; // the create never happened (or was rolled back)
   const labels = ownershipLabels(identityOf(meta));
   const problems = pendingCreateProblems(found.metadata ?? {}, digest, labels);

@@ -9,9 +9,9 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { errorMessage } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
-import { pause, watchPods, type KubeClient } from './kube/index.js';
+import { pause, type KubeObjects } from './kube/index.js';
 
-export interface PodTrouble {
+interface PodTrouble {
   /** `PodDeleted`, `PodDeleting`, `PodEvicted`, `PodFailed`, `PodCompleted`, `ContainerRestarted` or `OOMKilled` (a restart after an OOM kill). */
   reason: string;
   message: string;
@@ -73,11 +73,11 @@ const MAX_BACKOFF_MS = 60_000;
 
 export class PodWatches {
   readonly #byNamespace = new Map<string, NamespaceWatch>();
-  readonly #client: () => KubeClient;
+  readonly #client: () => KubeObjects;
   readonly #labelSelector: string;
   readonly #log: Logger;
 
-  constructor(client: () => KubeClient, labelSelector: string, log: Logger) {
+  constructor(client: () => KubeObjects, labelSelector: string, log: Logger) {
     this.#client = client;
     this.#labelSelector = labelSelector;
     this.#log = log;
@@ -120,8 +120,7 @@ export class PodWatches {
     let failures = 0;
     while (!signal.aborted) {
       try {
-        await watchPods(
-          this.#client(),
+        await this.#client().watchPods(
           namespace,
           this.#labelSelector,
           {

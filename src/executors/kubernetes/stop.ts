@@ -15,7 +15,7 @@ import { deleteChecked, verifyTarget, type CleanupTarget, type Verified } from '
 import { ownershipLabels } from './compose/index.js';
 import { decodeProfileSnapshot } from './config/index.js';
 import { META, PATH } from './constants.js';
-import { execInContainer, KubeExecError, type KubeClient } from './kube/index.js';
+import { KubeExecError, type KubePorts } from './kube/index.js';
 import { decodeKubernetesMetadata, identityOf, podAdmissionVerified, pvcAdmissionVerified, type KubernetesMetadata } from './metadata.js';
 import { pendingTarget } from './pending.js';
 
@@ -40,11 +40,12 @@ function pvcTarget(m: KubernetesMetadata, state: string): CleanupTarget | null {
   return { kind: 'PVC', namespace: m.namespace, name: m.pvcName, uid: m.pvcUid, labels: pvcAdmissionVerified(state) ? ownershipLabels(identityOf(m)) : null };
 }
 
-export async function stopKubernetesInstance(client: KubeClient, target: StopTarget, opts: StopOptions, log: Logger): Promise<StopResult | void> {
+export async function stopKubernetesInstance(kube: KubePorts, target: StopTarget, opts: StopOptions, log: Logger): Promise<StopResult | void> {
+  const objects = kube.objects;
   const signal = opts.signal ?? AbortSignal.timeout(180_000);
   const { meta, state } = recordedMetadata(target.metadata);
   // A Pod whose create the controller did not live to record (`pod_creating`) is stopped like a recorded one.
-  const pending = await pendingTarget(client, meta, state, signal, log);
+  const pending = await pendingTarget(objects, meta, state, signal, log);
   const pod = podTarget(meta, state) ?? (pending?.kind === 'Pod' ? pending : null);
   if (!opts.destroy) {
     if (meta.workspaceMode === 'empty_dir') {
@@ -58,19 +59,19 @@ export async function stopKubernetesInstance(client: KubeClient, target: StopTar
     // A graceful delete (deletePod): the agent gets SIGTERM from agentctl, and the Pod is gone only
     // once its containers stopped. Recorded, so a resume may exec into the new Pod at once; a Pod
     // found gone may have been deleted at once by someone else, its containers still running.
-    const outcome = await deleteChecked(client, await verifyTarget(client, pod, signal, 'refuse'), signal, 'refuse');
+    const outcome = await deleteChecked(objects, await verifyTarget(objects, pod, signal, 'refuse'), signal, 'refuse');
     return outcome === 'deleted' ? { metadata: { [META.podReclaimed]: 'true' } } : undefined;
   }
   // Destroy: verify everything before deleting anything.
   const targets = [pod, pvcTarget(meta, state) ?? (pending?.kind === 'PVC' ? pending : null)].filter((t): t is CleanupTarget => t !== null);
   const verified: Verified[] = [];
-  for (const t of targets) verified.push(await verifyTarget(client, t, signal, 'refuse'));
+  for (const t of targets) verified.push(await verifyTarget(objects, t, signal, 'refuse'));
   const livePod = verified.find((v) => v.target.kind === 'Pod' && v.resourceVersion !== null);
   if (livePod && podAdmissionVerified(state)) {
     await stopAgentFirst(meta, target, log);
-    await runCleanupScript(client, meta, target, log);
+    await runCleanupScript(kube, meta, target, log);
   }
-  for (const v of verified) await deleteChecked(client, v, signal, 'refuse');
+  for (const v of verified) await deleteChecked(objects, v, signal, 'refuse');
 }
 
 /**
@@ -89,7 +90,7 @@ async function stopAgentFirst(meta: KubernetesMetadata, target: StopTarget, log:
 }
 
 /** The profile's cleanup script, in the Pod, before it is deleted; a failure is logged and does not block the delete. */
-async function runCleanupScript(client: KubeClient, meta: KubernetesMetadata, target: StopTarget, log: Logger): Promise<void> {
+async function runCleanupScript(kube: KubePorts, meta: KubernetesMetadata, target: StopTarget, log: Logger): Promise<void> {
   const snapshot = target.profile?.settings[PROFILE_SETTING];
   if (snapshot === undefined) return;
   let script: string;
@@ -101,7 +102,7 @@ async function runCleanupScript(client: KubeClient, meta: KubernetesMetadata, ta
   }
   if (script.trim() === '') return;
   try {
-    const res = await execInContainer(client, {
+    const res = await kube.exec.exec({
       namespace: meta.namespace,
       pod: meta.podName,
       container: meta.mainContainer,

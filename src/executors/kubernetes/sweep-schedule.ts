@@ -9,7 +9,7 @@ import { errorMessage } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { SweepReport } from './sweep.js';
 
-export const SWEEP_INTERVAL_MS = 5 * 60_000;
+const SWEEP_INTERVAL_MS = 5 * 60_000;
 /** Added to a waiting object's remaining age, so the next sweep finds it old enough. */
 const MARGIN_MS = 2_000;
 /** Bounds one whole sweep (its lists, deletes and their waits). */

@@ -45,7 +45,7 @@ export interface SelectContext {
   minAgeMs: number;
 }
 
-export type Verdict =
+type Verdict =
   | { action: 'delete'; owner: ObjectOwner }
   | { action: 'keep'; why: 'deleting' | 'recorded' }
   /** Ours and unrecorded, but too young to tell from a create still on its way: a later sweep decides. */

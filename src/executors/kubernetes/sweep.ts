@@ -8,19 +8,17 @@
  * @module
  */
 import type { V1ObjectMeta } from '@kubernetes/client-node';
-import type { ObservableMiddleware, RequestContext, ResponseContext } from '@kubernetes/client-node';
-import { Observable } from '@kubernetes/client-node';
 import { errorMessage } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { sanitize } from '../../shared/sanitize.js';
 import { LABEL, LABEL_VALUE } from './constants.js';
-import { deletePod, deletePvc, getPod, getPvc, isConflict, isForbidden, type CallOptions, type KubeClient } from './kube/index.js';
+import { isConflict, isForbidden, type KubeObjects } from './kube/index.js';
 import { describeSwept, selectForSweep, sweptObject, type ObjectOwner, type SweptKind, type SweptObject } from './sweep-select.js';
 
 /** The label selector of every object Berth creates. */
-export const BERTH_SELECTOR = `${LABEL.managedBy}=${LABEL_VALUE.managedBy}`;
+const BERTH_SELECTOR = `${LABEL.managedBy}=${LABEL_VALUE.managedBy}`;
 
-export interface SweepOptions {
+interface SweepOptions {
   namespace: string;
   installationId: string;
   isRecorded: (owner: ObjectOwner) => boolean;
@@ -32,7 +30,7 @@ export interface SweepOptions {
   reported?: Set<string>;
 }
 
-export interface ForeignObject {
+interface ForeignObject {
   object: string;
   why: string;
 }
@@ -51,24 +49,24 @@ export interface SweepReport {
 }
 
 /** Deletes the unrecorded objects of this Berth in `namespace` (Pods first, then their claims). */
-export async function sweepUnrecorded(client: KubeClient, opts: SweepOptions): Promise<SweepReport> {
+export async function sweepUnrecorded(objects: KubeObjects, opts: SweepOptions): Promise<SweepReport> {
   const report: SweepReport = { deleted: [], foreign: [], waiting: 0, nextInMs: null, errors: [] };
   for (const kind of ['Pod', 'PVC'] as const) {
     let listed: Listed;
     try {
-      listed = await listBerthObjects(client, kind, opts.namespace, opts.signal);
+      listed = await listBerthObjects(objects, kind, opts.namespace, opts.signal);
     } catch (err) {
       // a Role without managed_pvc needs no claims at all, and Berth then created none
       if (kind === 'PVC' && isForbidden(err)) continue;
       report.errors.push(sanitize(errorMessage(err)));
       continue;
     }
-    for (const o of listed.objects) await sweepOne(client, o, listed.clock, opts, report);
+    for (const o of listed.objects) await sweepOne(objects, o, listed.clock, opts, report);
   }
   return report;
 }
 
-async function sweepOne(client: KubeClient, first: SweptObject, clock: ServerClock, opts: SweepOptions, report: SweepReport): Promise<void> {
+async function sweepOne(objects: KubeObjects, first: SweptObject, clock: ServerClock, opts: SweepOptions, report: SweepReport): Promise<void> {
   let o: SweptObject | null = first;
   for (let attempt = 0; o !== null; attempt++) {
     const verdict = selectForSweep(o, { installationId: opts.installationId, isRecorded: opts.isRecorded, serverNow: clock.now(), minAgeMs: opts.minAgeMs });
@@ -88,7 +86,7 @@ async function sweepOne(client: KubeClient, first: SweptObject, clock: ServerClo
     }
     try {
       const pre = { uid: o.uid, ...(o.resourceVersion !== null ? { resourceVersion: o.resourceVersion } : {}) };
-      const outcome = o.kind === 'Pod' ? await deletePod(client, o.namespace, o.name, pre, opts.signal) : await deletePvc(client, o.namespace, o.name, pre, opts.signal);
+      const outcome = o.kind === 'Pod' ? await objects.deletePod(o.namespace, o.name, pre, opts.signal) : await objects.deletePvc(o.namespace, o.name, pre, opts.signal);
       if (outcome === 'deleted') {
         report.deleted.push(describeSwept(o));
         opts.log.warn({ object: describeSwept(o), uid: o.uid }, 'deleted an object of this Berth that no session records (a create that committed after its launch had given up on it)');
@@ -101,7 +99,7 @@ async function sweepOne(client: KubeClient, first: SweptObject, clock: ServerClo
       }
       // it changed since it was listed: read it again and decide again (same UID only)
       try {
-        const again = await read(client, o, opts.signal);
+        const again = await read(objects, o, opts.signal);
         o = again?.metadata?.uid === o.uid ? sweptObject(o.kind, again.metadata) : null;
       } catch (readErr) {
         report.errors.push(sanitize(errorMessage(readErr)));
@@ -111,42 +109,30 @@ async function sweepOne(client: KubeClient, first: SweptObject, clock: ServerClo
   }
 }
 
-function read(client: KubeClient, o: SweptObject, signal: AbortSignal): Promise<{ metadata?: V1ObjectMeta } | undefined> {
-  return o.kind === 'Pod' ? getPod(client, o.namespace, o.name, signal) : getPvc(client, o.namespace, o.name, signal);
+function read(objects: KubeObjects, o: SweptObject, signal: AbortSignal): Promise<{ metadata?: V1ObjectMeta } | undefined> {
+  return o.kind === 'Pod' ? objects.getPod(o.namespace, o.name, signal) : objects.getPvc(o.namespace, o.name, signal);
 }
 
 /** The API server's time: its Date header at the list, advanced by the local time elapsed since. */
-export interface ServerClock {
+interface ServerClock {
   now(): Date;
 }
 
-export interface Listed {
+interface Listed {
   objects: SweptObject[];
   clock: ServerClock;
 }
 
 /** The Berth-labelled Pods or PVCs of `namespace`, and the API server's clock as of the list. */
-export async function listBerthObjects(client: KubeClient, kind: SweptKind, namespace: string, signal: AbortSignal): Promise<Listed> {
-  let date: string | undefined;
-  const probe: ObservableMiddleware = {
-    pre: (context: RequestContext) => new Observable(Promise.resolve(context)),
-    post: (response: ResponseContext) => {
-      date = response.headers.date ?? response.headers.Date;
-      return new Observable(Promise.resolve(response));
-    },
-  };
-  const withProbe = (o: CallOptions): CallOptions => ({ ...o, middleware: [...(o.middleware ?? []), probe], middlewareMergeStrategy: 'append' });
-  const labelSelector = BERTH_SELECTOR;
-  const items: { metadata?: V1ObjectMeta }[] =
-    kind === 'Pod'
-      ? (await client.request(`list pods in ${namespace}`, signal, (o) => client.core.listNamespacedPod({ namespace, labelSelector }, withProbe(o)))).items
-      : (await client.request(`list pvcs in ${namespace}`, signal, (o) => client.core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector }, withProbe(o)))).items;
+export async function listBerthObjects(objects: KubeObjects, kind: SweptKind, namespace: string, signal: AbortSignal): Promise<Listed> {
+  const listed: { items: { metadata?: V1ObjectMeta }[]; serverDate: string | undefined } =
+    kind === 'Pod' ? await objects.listPods(namespace, BERTH_SELECTOR, signal) : await objects.listPvcs(namespace, BERTH_SELECTOR, signal);
   const at = performance.now();
-  const server = date === undefined ? Number.NaN : Date.parse(date);
+  const server = listed.serverDate === undefined ? Number.NaN : Date.parse(listed.serverDate);
   // no usable Date header: the local clock (the age threshold leaves room for a little skew)
   const base = Number.isFinite(server) ? server : Date.now();
   return {
-    objects: items.map((i) => sweptObject(kind, i.metadata)).filter((o): o is SweptObject => o !== null),
+    objects: listed.items.map((i) => sweptObject(kind, i.metadata)).filter((o): o is SweptObject => o !== null),
     clock: { now: () => new Date(base + (performance.now() - at)) },
   };
 }

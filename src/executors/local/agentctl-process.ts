@@ -13,7 +13,7 @@ import { codeCachePath, LOADER_FILE } from '../../agentctl/code-cache.js';
 import { CHILD_BASE_ENV, CHILD_BASE_ENV_PREFIXES, ENV, type PortReport } from '../../protocol/index.js';
 import { openAppendConfinedSync, readConfinedTailSync } from '../../shared/confined-read.js';
 import { sanitize } from '../../shared/sanitize.js';
-import { LaunchError } from '../executor.js';
+import { LaunchError } from '../launch-kit/index.js';
 import { FILES, OWNER_ENV, STAGE } from './constants.js';
 import { findProcessesByEnv, isAlive, isOurProcess, procComm, procEnvValue, procStartTime, waitForExit } from './proc.js';
 import { readPortReport, REPORT_FD } from './report-pipe.js';
@@ -32,7 +32,7 @@ export interface AgentctlProcess {
   exited: Promise<string>;
 }
 
-export interface SpawnAgentctlOptions {
+interface SpawnAgentctlOptions {
   agentctlPath: string;
   sessionDir: string;
   nonce: string;
@@ -245,7 +245,7 @@ export function agentctlLogTail(sessionDir: string, lines = 5): string {
   }
 }
 
-export interface OwnedPid {
+interface OwnedPid {
   pid: number;
   procStart: string | null;
   owner: string;

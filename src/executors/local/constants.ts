@@ -3,8 +3,6 @@
  * @module
  */
 
-export const LOCAL_EXECUTOR_TYPE = 'local';
-
 /** Launch stages, in order. */
 export const STAGE = {
   workspace: 'workspace',

@@ -36,7 +36,7 @@ const { paths, own } = JSON.parse(fs.readFileSync(0, 'utf8'));
 process.stdout.write(JSON.stringify(paths.filter((p) => readable(p, 0))));
 `;
 
-export interface ReadProbeOptions {
+interface ReadProbeOptions {
   /** Run inside bwrap with this plan; null runs unconfined. */
   plan: SandboxPlan | null;
   /** The environment of the probe (HOME as the agent would have it). */

@@ -22,7 +22,7 @@ import type {
   StopOptions,
   StopTarget,
 } from '../executor.js';
-import { LaunchError } from '../executor.js';
+import { INIT_STAGE, LaunchError, ROLLBACK_TIMEOUT_MS } from '../launch-kit/index.js';
 // The one agentctl module the controller side reads: a pure, read-only reader of its process records.
 import { readRecordedOutput } from '../../agentctl/processes/recorded-output.js';
 import { agentctlBaseEnv, stopAgentctl } from './agentctl-process.js';
@@ -64,11 +64,14 @@ export interface LocalExecutorOptions {
   sandboxExpose?: readonly string[];
   /** The user's home directories (hidden, and where exposed paths are mirrored from). @default $HOME of `env` and the account's home */
   homes?: readonly string[];
-  /** The rollback's own deadline, in ms (tests). @default 30000 */
+  /** The rollback's own deadline, in ms (tests). @default ROLLBACK_TIMEOUT_MS of the launch kit */
   rollbackTimeoutMs?: number;
 }
 
 export class LocalExecutor implements Executor {
+  /** A workspace directory cloned on this host: it needs a repository, and its URLs name this host's files and network. */
+  static readonly capabilities: Executor['capabilities'] = { repositoryOptional: false, clonesOnControllerHost: true, metadataKeyPrefix: 'local_', removes: "the session's workspace directory, with every uncommitted change in it" };
+  readonly capabilities = LocalExecutor.capabilities;
   readonly name: string;
   readonly #opts: Required<Omit<LocalExecutorOptions, 'name'>>;
   readonly #locks = new KeyedLock();
@@ -89,7 +92,7 @@ export class LocalExecutor implements Executor {
       sandboxHide: opts.sandboxHide ?? [],
       sandboxExpose: opts.sandboxExpose ?? [],
       homes: opts.homes ?? userHomes(opts.env ?? process.env),
-      rollbackTimeoutMs: opts.rollbackTimeoutMs ?? 30_000,
+      rollbackTimeoutMs: opts.rollbackTimeoutMs ?? ROLLBACK_TIMEOUT_MS,
     };
   }
 
@@ -165,7 +168,7 @@ export class LocalExecutor implements Executor {
 
   createInstance(req: CreateInstanceRequest): Promise<ExecutorInstance> {
     if (req.identity.instanceId === '' || req.identity.sessionId === '') {
-      return Promise.reject(new LaunchError('initialize', 'InvalidRequest', 'local executor: request identity is incomplete'));
+      return Promise.reject(new LaunchError(INIT_STAGE, 'InvalidRequest', 'local executor: request identity is incomplete'));
     }
     const common = {
       req,
@@ -294,7 +297,7 @@ export function userHomes(env: Readonly<Record<string, string | undefined>>): st
   return [...homes];
 }
 
-export function ownerValue(sessionDir: string, instanceId: string): string {
+function ownerValue(sessionDir: string, instanceId: string): string {
   return `${sessionDir}#${instanceId}`;
 }
 

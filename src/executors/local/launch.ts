@@ -8,11 +8,11 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ControlClient, InstanceClient } from '../../agentctl-client/index.js';
 import { isAgentctlHttpError } from '../../agentctl-client/index.js';
-import { errorMessage, withRollbackErrors } from '../../shared/errors.js';
+import { errorMessage } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { sanitize } from '../../shared/sanitize.js';
 import type { CreateInstanceRequest, ExecutorInstance, InstanceSecrets } from '../executor.js';
-import { isLaunchError, LaunchError } from '../executor.js';
+import { INIT_STAGE, LaunchError, REASON, Rollback, runStage, type StageNote } from '../launch-kit/index.js';
 import { agentctlLogTail, agentctlStartCommand, spawnAgentctl, stopAgentctl, waitSandboxGone, type AgentctlProcess } from './agentctl-process.js';
 import { controlClient, waitHealthy } from './connect.js';
 import { listensOn } from './listener.js';
@@ -24,10 +24,7 @@ import type { LaunchSandbox } from './sandbox.js';
 import { buildSandboxPlan, type BuiltSandboxPlan } from './sandbox-plan.js';
 import { cloneRepository, killLaunchChildren, removeSessionDir, validateRepository } from './workspace.js';
 
-/** Rollback gets its own deadline, independent of the caller's signal (spec §4.9). */
-export const ROLLBACK_TIMEOUT_MS = 30_000;
-
-export interface LaunchContext {
+interface LaunchContext {
   req: CreateInstanceRequest;
   executorName: string;
   sessionDir: string;
@@ -35,7 +32,7 @@ export interface LaunchContext {
   baseEnv: NodeJS.ProcessEnv;
   healthTimeoutMs: number;
   sandbox: LaunchSandbox;
-  /** @default ROLLBACK_TIMEOUT_MS */
+  /** The rollback's own deadline (spec §4.9). @default ROLLBACK_TIMEOUT_MS of the launch kit */
   rollbackTimeoutMs?: number;
   log: Logger;
 }
@@ -71,7 +68,7 @@ abstract class LocalLaunchBase {
   }
 
   /** The warning the `agentctl_start` stage carries when agentctl runs without the sandbox. */
-  protected sandboxNote = (): { reason: string; message: string } | null =>
+  protected sandboxNote = (): StageNote | null =>
     this.ctx.sandbox.kind === 'none' && this.ctx.sandbox.warning !== null ? { reason: 'Unsandboxed', message: this.ctx.sandbox.warning } : null;
 
   /**
@@ -89,22 +86,13 @@ abstract class LocalLaunchBase {
    * A `note` (reason + message, e.g. the warning that agentctl runs unconfined) is reported as the
    * stage's detail right after it starts — the CLI prints it on the launch — and stays on its record.
    */
-  protected async stage<T>(name: string, fn: () => Promise<T>, note?: () => { reason: string; message: string } | null): Promise<T> {
-    const { onStage } = this.ctx.req;
-    onStage({ stage: name, status: 'running', at: new Date() });
-    const detail = note?.() ?? null;
-    if (detail !== null) onStage({ stage: name, status: 'waiting', at: new Date(), ...detail });
-    try {
-      const out = await fn();
-      onStage({ stage: name, status: 'succeeded', at: new Date(), ...(detail ?? {}) });
-      return out;
-    } catch (err) {
-      const launchErr = isLaunchError(err)
-        ? err
-        : new LaunchError(name, 'Error', `${name}: ${sanitize(errorMessage(err))}`, { cause: err });
-      onStage({ stage: name, status: 'failed', at: new Date(), reason: launchErr.reason, message: launchErr.message });
-      throw launchErr;
-    }
+  protected stage<T>(name: string, fn: () => Promise<T>, note?: () => StageNote | null): Promise<T> {
+    return runStage(this.ctx.req.onStage, name, fn, note ? { note } : {});
+  }
+
+  /** A rollback under this launch's deadline (the launch kit's one setting unless a test shortens it). */
+  protected rollback(): Rollback {
+    return new Rollback(this.ctx.rollbackTimeoutMs !== undefined ? { timeoutMs: this.ctx.rollbackTimeoutMs } : {});
   }
 
   protected checkpoint(state: string): Promise<void> {
@@ -272,35 +260,13 @@ export class FreshLaunch extends LocalLaunchBase {
    * session dir is really gone (spec §4.9); otherwise it stays for the next recovery or `rm`.
    */
   async #rollback(launchErr: unknown): Promise<Error> {
-    const err = launchErr instanceof Error ? launchErr : new Error(String(launchErr));
-    const errors: unknown[] = [];
-    const timeoutMs = this.ctx.rollbackTimeoutMs ?? ROLLBACK_TIMEOUT_MS;
-    const deadline = AbortSignal.timeout(timeoutMs);
-    const step = async (what: string, fn: () => Promise<unknown>): Promise<void> => {
-      if (errors.length > 0) return;
-      if (deadline.aborted) {
-        errors.push(new Error(`rollback: ${what} not done: the rollback deadline of ${timeoutMs} ms passed`));
-        return;
-      }
-      let onAbort: (() => void) | undefined;
-      const expired = new Promise<never>((_, reject) => {
-        onAbort = () => reject(new Error(`rollback: ${what} did not finish within the rollback deadline of ${timeoutMs} ms`));
-        deadline.addEventListener('abort', onAbort, { once: true });
-      });
-      try {
-        await Promise.race([fn(), expired]);
-      } catch (e) {
-        errors.push(e);
-      } finally {
-        if (onAbort) deadline.removeEventListener('abort', onAbort);
-      }
-    };
+    const rb = this.rollback();
     // a spawn still under way is waited for, so that what it started is stopped below
-    await step('wait for the agentctl spawn', () => this.spawning?.catch(() => undefined) ?? Promise.resolve());
-    await step('kill the clone', () => killLaunchChildren(this.meta.sessionDir));
-    await step('stop agentctl', () => this.stopStartedAgentctl());
+    await rb.step('wait for the agentctl spawn', () => this.spawning?.catch(() => undefined) ?? Promise.resolve());
+    await rb.step('kill the clone', () => killLaunchChildren(this.meta.sessionDir));
+    await rb.step('stop agentctl', () => this.stopStartedAgentctl());
     if (this.#createdSessionDir) {
-      await step(`remove ${this.meta.sessionDir}`, async () => {
+      await rb.step(`remove ${this.meta.sessionDir}`, async () => {
         await removeSessionDir(this.meta.sessionDir);
         if (existsSync(this.meta.sessionDir)) throw new Error(`rollback: ${this.meta.sessionDir} still exists after its removal`);
       });
@@ -308,11 +274,10 @@ export class FreshLaunch extends LocalLaunchBase {
     // The provisional row is released only when everything it records is gone (spec §4.9).
     if (this.ctx.req.releaseRuntimeInventory) {
       const release = this.ctx.req.releaseRuntimeInventory;
-      await step('release the runtime row', () => (this.#createdSessionDir && existsSync(this.meta.sessionDir) ? Promise.reject(new Error(`rollback: ${this.meta.sessionDir} is still there`)) : release()));
+      await rb.step('release the runtime row', () => (this.#createdSessionDir && existsSync(this.meta.sessionDir) ? Promise.reject(new Error(`rollback: ${this.meta.sessionDir} is still there`)) : release()));
     }
-    if (errors.length > 0) this.ctx.log.warn({ session: this.ctx.req.identity.sessionId, errors: errors.map(errorMessage) }, 'rollback incomplete');
-    if (isLaunchError(err)) err.rollbackErrors = errors;
-    return withRollbackErrors(err, errors);
+    if (!rb.clean) this.ctx.log.warn({ session: this.ctx.req.identity.sessionId, errors: rb.errors.map(errorMessage) }, 'rollback incomplete');
+    return rb.finish(launchErr);
   }
 }
 
@@ -328,7 +293,7 @@ export class ReviveLaunch extends LocalLaunchBase {
     this.#previous = ctx.previous;
     const recorded = decodeLocalMetadata(ctx.previous.metadata);
     if (recorded.instanceId !== ctx.req.identity.instanceId) {
-      throw new LaunchError('initialize', 'InstanceMismatch', `local executor: recorded instance ${recorded.instanceId} is not ${ctx.req.identity.instanceId}`);
+      throw new LaunchError(INIT_STAGE, REASON.instanceMismatch, `local executor: recorded instance ${recorded.instanceId} is not ${ctx.req.identity.instanceId}`);
     }
     this.meta = { ...recorded, launchKind: 'revive', agentctlPath: ctx.agentctlPath };
   }
@@ -351,15 +316,9 @@ export class ReviveLaunch extends LocalLaunchBase {
       return this.instance({ authToken: this.token ?? '', bootstrapNonce: nonce }, true);
     } catch (err) {
       // Keep the workspace: a failed revive only stops what it started.
-      const errors: unknown[] = [];
-      try {
-        await this.stopStartedAgentctl();
-      } catch (e) {
-        errors.push(e);
-      }
-      const e = err instanceof Error ? err : new Error(String(err));
-      if (isLaunchError(e)) e.rollbackErrors = errors;
-      throw withRollbackErrors(e, errors);
+      const rb = this.rollback();
+      await rb.step('stop agentctl', () => this.stopStartedAgentctl());
+      throw rb.finish(err);
     }
   }
 

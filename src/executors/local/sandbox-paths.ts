@@ -6,7 +6,7 @@
 import { isAbsolute, join, relative, sep } from 'node:path';
 
 /** Directories hidden from every sandboxed agent besides the user's homes and the data dir. */
-export const SYSTEM_HIDDEN = ['/root', '/var/run/secrets', '/run/secrets'] as const;
+const SYSTEM_HIDDEN = ['/root', '/var/run/secrets', '/run/secrets'] as const;
 
 /**
  * Places (relative to a home) that hold credentials by convention. The list `berth doctor` probes:
@@ -52,11 +52,11 @@ export const CREDENTIAL_PATHS = [
 ] as const;
 
 /** The entries of a `KUBECONFIG`-style list (`:`-separated), absolute ones only. */
-export function kubeconfigEntries(value: string | undefined): string[] {
+function kubeconfigEntries(value: string | undefined): string[] {
   return (value ?? '').split(':').filter((p) => p !== '' && isAbsolute(p));
 }
 
-export interface HostSecretInput {
+interface HostSecretInput {
   /** The controller's environment (`HOME`, `KUBECONFIG`, `XDG_CONFIG_HOME`). */
   env: Readonly<Record<string, string | undefined>>;
   /** The user's home directories ($HOME and the account's home when they differ). */

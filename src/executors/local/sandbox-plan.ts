@@ -12,7 +12,7 @@ import { FILES } from './constants.js';
 import { mirrorInPrivateHome } from './sandbox-paths.js';
 import type { BindAt, LaunchSandbox, SandboxPlan } from './sandbox.js';
 
-export interface SessionPaths {
+interface SessionPaths {
   sessionDir: string;
   workspacePath: string;
   agentctlPath: string;
@@ -29,7 +29,7 @@ export interface BuiltSandboxPlan {
  * bundle's code cache. All must be bound: an install under /tmp would otherwise sit below the
  * sandbox's private /tmp (the loader missing there made every launch fail with MODULE_NOT_FOUND).
  */
-export function agentctlStartFiles(agentctlPath: string): string[] {
+function agentctlStartFiles(agentctlPath: string): string[] {
   const command = agentctlStartCommand(agentctlPath);
   const cache = codeCachePath(agentctlPath);
   return command.length > 2 && existsSync(cache) ? [...command, cache] : command;

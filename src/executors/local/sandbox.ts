@@ -113,7 +113,7 @@ export function bwrapArgs(plan: SandboxPlan): string[] {
 }
 
 /** Outcome of the one-time probe. */
-export type SandboxProbe = { ok: true; detail: string } | { ok: false; reason: string; fix: string };
+type SandboxProbe = { ok: true; detail: string } | { ok: false; reason: string; fix: string };
 
 const OPT_OUT = 'or opt out: executors.<name>.sandbox: none in berth.yaml (agents then run unconfined)';
 

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LaunchError } from '../executor.js';
+import { LaunchError } from '../launch-kit/index.js';
 import { credentialEnv, validateRepository } from './workspace.js';
 
 describe('validateRepository', () => {

@@ -10,7 +10,8 @@ import { existsSync, statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { sanitize } from '../../shared/sanitize.js';
-import { LaunchError, type RepositoryCredentials, type RepositorySpec } from '../executor.js';
+import type { RepositoryCredentials, RepositorySpec } from '../executor.js';
+import { LaunchError } from '../launch-kit/index.js';
 import { LAUNCH_CHILD_ENV, STAGE } from './constants.js';
 import { findProcessesByEnv, isAlive, waitForExit } from './proc.js';
 

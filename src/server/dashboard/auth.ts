@@ -11,10 +11,10 @@
  * @module
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { tokenMatches } from '../http-util.js';
+import { tokenMatches } from '../../shared/http/index.js';
 
 /** Every serve's cookie name starts with this; a random suffix makes it per serve. */
-export const COOKIE_PREFIX = 'berth_session_';
+const COOKIE_PREFIX = 'berth_session_';
 export const CODE_TTL_MS = 5 * 60_000;
 export const SESSION_IDLE_MS = 12 * 60 * 60_000;
 /** Bounds on what unauthenticated callers can make this process remember. */
@@ -35,7 +35,7 @@ interface CookieSession {
 /** What a cookie and a presented CSRF token amount to. */
 export type CookieCheck = 'ok' | 'no_session' | 'wrong_csrf';
 
-export interface DashboardAuthOptions {
+interface DashboardAuthOptions {
   /** @default Date.now */
   now?: () => number;
   codeTtlMs?: number;

@@ -6,22 +6,21 @@
  * @module
  */
 import type { IncomingMessage } from 'node:http';
-import { HttpError } from '../error-response.js';
-import { bearerToken, tokenMatches } from '../http-util.js';
+import { bearerToken, HttpError, tokenMatches } from '../../shared/http/index.js';
 import type { CookieCheck, DashboardAuth } from './auth.js';
 import { cookieValue, hostProblem, originProblem } from './guard.js';
 
 /** The header carrying the CSRF token on every cookie request. */
-export const CSRF_HEADER = 'x-berth-csrf';
+const CSRF_HEADER = 'x-berth-csrf';
 /**
  * The query parameter carrying it on the shell WebSocket upgrade only (a browser cannot set
  * headers on a WebSocket). The request log writes paths without their query.
  */
-export const CSRF_QUERY = 'csrf';
+const CSRF_QUERY = 'csrf';
 
 export type Caller = { kind: 'bearer' } | { kind: 'cookie'; cookie: string };
 
-export interface GateOptions {
+interface GateOptions {
   token: string;
   auth: DashboardAuth;
   /** The accepted Host header values (known once the server listens). */
@@ -56,8 +55,8 @@ export class Gate {
 
   /** Throws 403 unless the Host header names this server. */
   checkHost(req: IncomingMessage): void {
-    const problem = hostProblem(req.headers.host, this.#opts.hosts());
-    if (problem !== null) throw new HttpError('forbidden', problem);
+    const refused = this.#hostRefusal(req);
+    if (refused !== null) throw refused;
   }
 
   /** Throws 403 when an Origin is sent and it is not this server's (for routes open to anyone). */
@@ -84,22 +83,24 @@ export class Gate {
   /**
    * A WebSocket upgrade: the bearer token (header, or `?token=` for browsers that cannot set
    * headers) or the cookie with its CSRF token (`?csrf=`, or the header) and this server's
-   * Origin. Returns the refusal, or null.
+   * Origin. Returns the refusal (401 or 403), or null.
    */
-  upgradeProblem(req: IncomingMessage, url: URL): { status: number; message: string } | null {
-    try {
-      this.checkHost(req);
-    } catch (err) {
-      return { status: 403, message: (err as Error).message };
-    }
+  upgradeProblem(req: IncomingMessage, url: URL): HttpError | null {
+    const hostRefused = this.#hostRefusal(req);
+    if (hostRefused !== null) return hostRefused;
     const presented = bearerToken(req) ?? url.searchParams.get('token') ?? undefined;
     if (tokenMatches(presented, this.#opts.token)) return null;
     const cookie = cookieValue(header(req, 'cookie'), this.#opts.auth.cookieName);
-    if (cookie === undefined) return { status: 401, message: 'missing or wrong bearer token' };
+    if (cookie === undefined) return new HttpError('unauthorized', 'missing or wrong bearer token');
     const problem = cookieProblem(this.#opts.auth.check(cookie, url.searchParams.get(CSRF_QUERY) ?? header(req, CSRF_HEADER)));
-    if (problem !== null) return { status: 401, message: problem };
+    if (problem !== null) return new HttpError('unauthorized', problem);
     const originRefused = originProblem(header(req, 'origin'), req.headers.host ?? '');
-    return originRefused === null ? null : { status: 403, message: originRefused };
+    return originRefused === null ? null : new HttpError('forbidden', originRefused);
+  }
+
+  #hostRefusal(req: IncomingMessage): HttpError | null {
+    const problem = hostProblem(req.headers.host, this.#opts.hosts());
+    return problem === null ? null : new HttpError('forbidden', problem);
   }
 
   #checkOrigin(req: IncomingMessage, origin: string | undefined): void {

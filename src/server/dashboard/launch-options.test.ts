@@ -7,14 +7,14 @@ describe('launchOptionsOf', () => {
     const config = resolveConfig({}, { source: null, installRoot: '/opt/berth' });
     expect(launchOptionsOf(config)).toEqual({
       agents: ['demo'],
-      targets: [{ name: 'local', type: 'local', kind: 'executor' }],
+      targets: [{ name: 'local', type: 'local', kind: 'executor', capabilities: { repositoryOptional: false, removes: "the session's workspace directory, with every uncommitted change in it" } }],
       defaults: { agent: 'demo', executor: 'local' },
     });
   });
 });
 
 describe('launchOptionsOf with Kubernetes', () => {
-  it('lists profiles with their executor type, and leaves out a Kubernetes executor that has no Pod template', () => {
+  it('lists profiles with their executor type and capabilities, and leaves out a Kubernetes executor that has no Pod template', () => {
     const raw = {
       defaults: { executor: 'k8s' },
       executors: { cluster: { type: 'kubernetes', namespace: 'agents' } },
@@ -27,9 +27,9 @@ describe('launchOptionsOf with Kubernetes', () => {
     const options = launchOptionsOf(resolveConfig(raw, { source: '/etc/berth.yaml', installRoot: '/opt/berth' }));
     expect(options.targets).toEqual(
       expect.arrayContaining([
-        { name: 'local', type: 'local', kind: 'executor' },
-        { name: 'k8s', type: 'kubernetes', kind: 'profile' },
-        { name: 'big', type: 'local', kind: 'profile' },
+        { name: 'local', type: 'local', kind: 'executor', capabilities: { repositoryOptional: false, removes: "the session's workspace directory, with every uncommitted change in it" } },
+        { name: 'k8s', type: 'kubernetes', kind: 'profile', capabilities: { repositoryOptional: true, removes: "the session's Pod and its PVC (the workspace volume, with every file in it)" } },
+        { name: 'big', type: 'local', kind: 'profile', capabilities: { repositoryOptional: false, removes: "the session's workspace directory, with every uncommitted change in it" } },
       ]),
     );
     expect(options.targets.map((t) => t.name)).not.toContain('cluster');

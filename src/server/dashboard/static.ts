@@ -22,7 +22,7 @@ export const CONTENT_SECURITY_POLICY = [
   "form-action 'self'",
 ].join('; ');
 
-export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': CONTENT_SECURITY_POLICY,
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
@@ -45,7 +45,7 @@ const TYPES: Readonly<Record<string, string>> = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
-export type StaticTarget =
+type StaticTarget =
   /** A file of the build (`immutable`: a hashed asset that may be cached for good). */
   | { kind: 'file'; path: string; immutable: boolean; fallback: boolean }
   | { kind: 'not_found' };

@@ -224,7 +224,7 @@ describe('dashboard auth on a real API server', () => {
     expect(Array.isArray(await bearer.list())).toBe(true);
     const options = await bearer.launchOptions();
     expect(options.defaults).toEqual({ agent: 'demo', executor: 'local' });
-    expect(options.targets).toContainEqual({ name: 'local', type: 'local', kind: 'executor' });
+    expect(options.targets).toContainEqual({ name: 'local', type: 'local', kind: 'executor', capabilities: { repositoryOptional: false, removes: "the session's workspace directory, with every uncommitted change in it" } });
   });
 
   it('works with the typed client in cookie mode (no token; the CSRF token from the login)', async () => {

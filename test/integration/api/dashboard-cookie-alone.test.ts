@@ -59,7 +59,7 @@ describe('the dashboard cookie without its CSRF token', () => {
       port: 0,
       version: 'test',
       logger: pino({ level: 'debug' }, sink),
-      launchOptions: { agents: ['demo'], targets: [{ name: 'local', type: 'local', kind: 'executor' }], defaults: { agent: 'demo', executor: 'local' } },
+      launchOptions: { agents: ['demo'], targets: [{ name: 'local', type: 'local', kind: 'executor', capabilities: { repositoryOptional: false, removes: "the session's workspace directory, with every uncommitted change in it" } }], defaults: { agent: 'demo', executor: 'local' } },
       createService: async () => fake,
     });
     const found = discoverServer(dataDir);

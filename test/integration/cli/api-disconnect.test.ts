@@ -1,10 +1,11 @@
 /**
- * Streams whose client goes away before the stream starts: the SSE subscription and the NDJSON
- * log stream must still end (no leaked listener, keep-alive interval or follow stream).
+ * Streams whose client goes away: the SSE subscription and the NDJSON log stream must end (no
+ * leaked listener, keep-alive interval or follow stream), whether the client left before the
+ * stream started or while it was running.
  */
-import { request } from 'node:http';
+import { request, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createApiServer } from '../../../src/server/server.js';
 import type { OutputChunkView, SessionService, SessionView } from '../../../src/controller/service.js';
 
@@ -28,7 +29,8 @@ function slowService() {
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
   let getCalls = 0;
-  const state = { subscribers: 0, openLogStreams: 0 };
+  /** `logStreams`: the signal of each follow stream the server started. */
+  const state = { subscribers: 0, openLogStreams: 0, logStreams: [] as AbortSignal[] };
   const service = {
     // 's-1' is not id-shaped: the server looks it up among the sessions before calling get
     async list(): Promise<SessionView[]> {
@@ -44,12 +46,15 @@ function slowService() {
       return () => void state.subscribers--;
     },
     async *logs(_id: string, opts: { signal?: AbortSignal }): AsyncIterable<OutputChunkView> {
+      const signal = opts.signal;
+      if (signal === undefined) throw new Error('the server must pass a signal to a follow stream');
+      state.logStreams.push(signal);
       state.openLogStreams++;
       try {
         // a follow stream of an agent that stays quiet: ends only when the request is aborted
         await new Promise<void>((resolve) => {
-          if (opts.signal?.aborted) resolve();
-          opts.signal?.addEventListener('abort', () => resolve(), { once: true });
+          if (signal.aborted) resolve();
+          signal.addEventListener('abort', () => resolve(), { once: true });
         });
       } finally {
         state.openLogStreams--;
@@ -110,5 +115,28 @@ describe('API streams whose client disconnects early', () => {
     svc.release();
     await new Promise((r) => setTimeout(r, 100));
     await until(() => svc.state.openLogStreams === 0);
+    // Whatever the server started for the gone client was told to stop (none at all is fine too).
+    expect(svc.state.logStreams.every((signal) => signal.aborted)).toBe(true);
+  });
+
+  it('logs -f: starts the follow stream, keeps it while the client reads, and ends it when the client goes away', async () => {
+    const svc = slowService();
+    svc.release();
+    const port = await serve(svc.service);
+    const req = request({ host: '127.0.0.1', port, path: '/api/v1/sessions/s-1/logs?follow=true', headers: { authorization: 'Bearer t' } });
+    req.on('error', () => undefined);
+    const res = await new Promise<IncomingMessage>((resolve) => req.on('response', resolve).end());
+    res.on('error', () => undefined);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/x-ndjson');
+    await until(() => svc.state.openLogStreams === 1);
+    const [signal] = svc.state.logStreams;
+    await new Promise((r) => setTimeout(r, 100)); // a few keep-alives later the stream is still open
+    expect(svc.state.openLogStreams).toBe(1);
+    expect(signal?.aborted).toBe(false);
+    req.destroy();
+    await until(() => svc.state.openLogStreams === 0);
+    expect(signal?.aborted).toBe(true);
+    expect(svc.state.logStreams).toHaveLength(1);
   });
 });

@@ -65,5 +65,9 @@ executorContract(
       },
     };
   },
-  [{ case: 'failingSetup', reason: 'local profiles have no setup_script' }],
+  [
+    { case: 'failingSetup', reason: 'local profiles have no setup_script' },
+    { case: 'watchInstance', reason: 'a local instance is healed on the next command that finds it unreachable' },
+    { case: 'startSweeps', reason: 'a local launch creates nothing outside its session dir, which removeUnrecorded finds without a record' },
+  ],
 );

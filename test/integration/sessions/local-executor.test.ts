@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreateInstanceRequest, RuntimeCheckpoint, StageEvent } from '../../../src/executors/executor.js';
-import { LaunchError } from '../../../src/executors/executor.js';
+import { LaunchError } from '../../../src/executors/launch-kit/index.js';
 import { LocalExecutor } from '../../../src/executors/local/index.js';
 import { agentctlBundle, agentctlPids, cleanup, killLeftovers, makeRepo, tempDir } from './helpers.js';
 

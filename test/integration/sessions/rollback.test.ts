@@ -7,7 +7,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreateInstanceRequest } from '../../../src/executors/executor.js';
-import { isLaunchError } from '../../../src/executors/executor.js';
+import { isLaunchError } from '../../../src/executors/launch-kit/index.js';
 import { LocalExecutor } from '../../../src/executors/local/index.js';
 import { cleanup, killLeftovers, makeRepo, tempDir } from './helpers.js';
 

@@ -1,20 +1,19 @@
 /** Stop / resume / remove, enabled per state; remove asks first, naming what will be deleted. @module */
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import type { BerthClient } from '../../../src/api/api-client.js';
-import type { SessionView } from '../../../src/controller/service.js';
+import type { BerthClient, SessionView } from '../../../src/api/index.js';
 import { errorBanner, errorMessage, handleError, launchOptions } from '../berth.js';
 import { sessionTitle } from '../lib/format.js';
 import { navigate } from '../router.js';
 import { ConfirmDialog } from './confirm-dialog.js';
 
-export function canStop(s: SessionView): boolean {
+function canStop(s: SessionView): boolean {
   return s.state === 'ready' || s.state === 'launching';
 }
-export function canResume(s: SessionView): boolean {
+function canResume(s: SessionView): boolean {
   return s.state === 'stopped' || s.state === 'failed';
 }
-export function canRemove(s: SessionView): boolean {
+function canRemove(s: SessionView): boolean {
   return s.state !== 'removing';
 }
 
@@ -22,12 +21,12 @@ export function SessionActions(props: { client: BerthClient; session: SessionVie
   const s = props.session;
   const [busy, setBusy] = useState<string | null>(null);
   const [confirming, setConfirming] = useState(false);
-  const [executorType, setExecutorType] = useState<string | null>(null);
+  const [removes, setRemoves] = useState<string | null>(null);
 
   useEffect(() => {
     launchOptions(props.client)
-      .then((o) => setExecutorType(o.targets.find((t) => t.name === s.executor)?.type ?? null))
-      .catch(() => setExecutorType(null));
+      .then((o) => setRemoves(o.targets.find((t) => t.name === s.executor)?.capabilities.removes ?? null))
+      .catch(() => setRemoves(null));
   }, [props.client, s.executor]);
 
   const act = async (what: string, fn: () => Promise<SessionView | void>): Promise<void> => {
@@ -64,7 +63,7 @@ export function SessionActions(props: { client: BerthClient; session: SessionVie
       </button>
       {confirming && (
         <ConfirmDialog title={`Remove ${sessionTitle(s)}?`} confirmLabel="Remove" danger onConfirm={() => void remove()} onCancel={() => setConfirming(false)}>
-          <p>{removalText(s, executorType)}</p>
+          <p>{removalText(s, removes)}</p>
           <p class="muted small">This cannot be undone. Push or copy anything you want to keep first.</p>
         </ConfirmDialog>
       )}
@@ -72,11 +71,8 @@ export function SessionActions(props: { client: BerthClient; session: SessionVie
   );
 }
 
-/** What `remove` deletes, in words, by executor type. */
-export function removalText(s: SessionView, executorType: string | null): string {
-  if (executorType === 'kubernetes') {
-    return `This stops the agent and deletes the session's Pod and its PVC (the workspace volume${s.workspacePath ? ` mounted at ${s.workspacePath}` : ''}, with every file in it) on the Kubernetes executor "${s.executor}".`;
-  }
-  const where = s.workspacePath ? ` at ${s.workspacePath}` : '';
-  return `This stops the agent and deletes the session's workspace directory${where} (executor "${s.executor}"), with every uncommitted change in it.`;
+/** What `remove` deletes, in the words the session's executor declares (its `removes` capability). */
+function removalText(s: SessionView, removes: string | null): string {
+  const where = s.workspacePath ? ` The workspace is at ${s.workspacePath}.` : '';
+  return `This stops the agent and deletes ${removes ?? "the session's workspace"} (executor "${s.executor}").${where}`;
 }

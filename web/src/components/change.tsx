@@ -5,7 +5,7 @@
  */
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import type { BerthClient } from '../../../src/api/api-client.js';
+import type { BerthClient } from '../../../src/api/index.js';
 import { errorMessage, handleError } from '../berth.js';
 import { buildTree, diffLineKind, type TreeDir } from '../lib/file-tree.js';
 import { parseGitStatus, type GitStatus } from '../lib/git-status.js';
@@ -36,10 +36,12 @@ export function ChangePanel(props: { client: BerthClient; id: string; enabled: b
   );
 }
 
+type Diff = { text: string; truncated: boolean; label: string };
+
 function StatusAndDiff(props: { client: BerthClient; id: string; baseBranch: string | null }): JSX.Element {
   const [status, setStatus] = useState<Load<GitStatus>>({ kind: 'loading' });
   const [againstBase, setAgainstBase] = useState(false);
-  const [diff, setDiff] = useState<Load<{ text: string; truncated: boolean; label: string }>>({ kind: 'loading' });
+  const [diff, setDiff] = useState<Load<Diff>>({ kind: 'loading' });
 
   useEffect(() => {
     run(props.client, props.id, ['git', 'status', '--porcelain=v1', '-b'])
@@ -54,41 +56,9 @@ function StatusAndDiff(props: { client: BerthClient; id: string; baseBranch: str
   useEffect(() => {
     setDiff({ kind: 'loading' });
     const ac = new AbortController();
-    void (async () => {
-      try {
-        let argv = ['git', 'diff', 'HEAD'];
-        let label = 'Working tree against HEAD';
-        if (againstBase && base) {
-          const mb = await run(props.client, props.id, ['git', 'merge-base', base, 'HEAD'], { signal: ac.signal });
-          if (mb.exitCode !== 0) {
-            setDiff({ kind: 'error', message: `No merge-base with ${base}: ${gitError(mb.stderr)}` });
-            return;
-          }
-          const sha = mb.stdout.trim();
-          argv = ['git', 'diff', sha];
-          label = `Working tree against ${base} (merge-base ${sha.slice(0, 8)})`;
-        }
-        const r = await run(props.client, props.id, argv, { capBytes: DIFF_CAP, signal: ac.signal });
-        if (r.exitCode !== 0 && !r.truncated) {
-          setDiff({ kind: 'error', message: gitError(r.stderr) });
-          return;
-        }
-        // New files the agent has not added are part of the change too (git diff leaves them out).
-        let text = r.stdout;
-        let truncated = r.truncated;
-        const others = await run(props.client, props.id, ['git', 'ls-files', '-z', '--others', '--exclude-standard'], { signal: ac.signal });
-        for (const path of splitNul(others.stdout).slice(0, MAX_NEW_FILES)) {
-          if (truncated) break;
-          const room = DIFF_CAP - text.length;
-          const d = await run(props.client, props.id, ['git', 'diff', '--no-index', '--', '/dev/null', path], { capBytes: room, signal: ac.signal });
-          text += d.stdout;
-          truncated = d.truncated;
-        }
-        setDiff({ kind: 'ok', value: { text, truncated, label } });
-      } catch (err) {
-        if (handleError(err) === 'api') setDiff({ kind: 'error', message: errorMessage(err) });
-      }
-    })();
+    readDiff(props.client, props.id, againstBase ? base : null, ac.signal)
+      .then(setDiff)
+      .catch((err: unknown) => handleError(err) === 'api' && setDiff({ kind: 'error', message: errorMessage(err) }));
     return () => ac.abort();
   }, [props.client, props.id, againstBase, base]);
 
@@ -100,28 +70,64 @@ function StatusAndDiff(props: { client: BerthClient; id: string; baseBranch: str
         {status.kind === 'error' && <p class="notice error">{status.message}</p>}
         {status.kind === 'ok' && <StatusList status={status.value} />}
       </div>
-      <div class="subsection">
-        <div class="subsection-head">
-          <h3>Diff</h3>
-          <button
-            type="button"
-            class="button small"
-            data-testid="diff-base"
-            aria-pressed={againstBase}
-            disabled={!base}
-            title={base ? `Compare with ${base}` : 'No base branch is known for this session'}
-            onClick={() => setAgainstBase((v) => !v)}
-          >
-            {base ? `Against ${base}` : 'Against the base branch'}
-          </button>
-        </div>
-        <div data-testid="diff" class="diff-box">
-          {diff.kind === 'loading' && <p class="muted">Reading the diff…</p>}
-          {diff.kind === 'error' && <p class="notice error">{diff.message}</p>}
-          {diff.kind === 'ok' && <DiffView {...diff.value} />}
-        </div>
-      </div>
+      <DiffSection diff={diff} base={base} againstBase={againstBase} onToggle={() => setAgainstBase((v) => !v)} />
     </>
+  );
+}
+
+/**
+ * The change as a diff: the working tree against HEAD, or with `base` against its merge-base with
+ * HEAD; untracked files are added as new ones (git diff leaves them out).
+ */
+async function readDiff(client: BerthClient, id: string, base: string | null, signal: AbortSignal): Promise<Load<Diff>> {
+  let argv = ['git', 'diff', 'HEAD'];
+  let label = 'Working tree against HEAD';
+  if (base) {
+    const mb = await run(client, id, ['git', 'merge-base', base, 'HEAD'], { signal });
+    if (mb.exitCode !== 0) return { kind: 'error', message: `No merge-base with ${base}: ${gitError(mb.stderr)}` };
+    const sha = mb.stdout.trim();
+    argv = ['git', 'diff', sha];
+    label = `Working tree against ${base} (merge-base ${sha.slice(0, 8)})`;
+  }
+  const r = await run(client, id, argv, { capBytes: DIFF_CAP, signal });
+  if (r.exitCode !== 0 && !r.truncated) return { kind: 'error', message: gitError(r.stderr) };
+  let text = r.stdout;
+  let truncated = r.truncated;
+  const others = await run(client, id, ['git', 'ls-files', '-z', '--others', '--exclude-standard'], { signal });
+  for (const path of splitNul(others.stdout).slice(0, MAX_NEW_FILES)) {
+    if (truncated) break;
+    const room = DIFF_CAP - text.length;
+    const d = await run(client, id, ['git', 'diff', '--no-index', '--', '/dev/null', path], { capBytes: room, signal });
+    text += d.stdout;
+    truncated = d.truncated;
+  }
+  return { kind: 'ok', value: { text, truncated, label } };
+}
+
+function DiffSection(props: { diff: Load<Diff>; base: string | null; againstBase: boolean; onToggle: () => void }): JSX.Element {
+  const { diff, base } = props;
+  return (
+    <div class="subsection">
+      <div class="subsection-head">
+        <h3>Diff</h3>
+        <button
+          type="button"
+          class="button small"
+          data-testid="diff-base"
+          aria-pressed={props.againstBase}
+          disabled={!base}
+          title={base ? `Compare with ${base}` : 'No base branch is known for this session'}
+          onClick={props.onToggle}
+        >
+          {base ? `Against ${base}` : 'Against the base branch'}
+        </button>
+      </div>
+      <div data-testid="diff" class="diff-box">
+        {diff.kind === 'loading' && <p class="muted">Reading the diff…</p>}
+        {diff.kind === 'error' && <p class="notice error">{diff.message}</p>}
+        {diff.kind === 'ok' && <DiffView {...diff.value} />}
+      </div>
+    </div>
   );
 }
 
@@ -150,7 +156,7 @@ function StatusList({ status }: { status: GitStatus }): JSX.Element {
   );
 }
 
-function DiffView(props: { text: string; truncated: boolean; label: string }): JSX.Element {
+function DiffView(props: Diff): JSX.Element {
   return (
     <>
       <p class="muted small">{props.label}</p>

@@ -5,8 +5,7 @@
  */
 import type { JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { BerthClient } from '../../../src/api/api-client.js';
-import { BerthApiError, StreamBrokenError } from '../../../src/api/errors.js';
+import { BerthApiError, StreamBrokenError, type BerthClient } from '../../../src/api/index.js';
 import { errorMessage, handleError, isAbort, isConnectionError } from '../berth.js';
 import { backoffDelay, sleep } from '../lib/backoff.js';
 import { AnsiView } from './ansi-view.js';

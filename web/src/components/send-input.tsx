@@ -1,7 +1,7 @@
 /** A line for the agent's stdin (what `berth send` does); its answer shows in the output above. @module */
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import type { BerthClient } from '../../../src/api/api-client.js';
+import type { BerthClient } from '../../../src/api/index.js';
 import { errorMessage, handleError } from '../berth.js';
 
 export function SendInput(props: { client: BerthClient; id: string; enabled: boolean }): JSX.Element {

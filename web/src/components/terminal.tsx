@@ -3,7 +3,7 @@ import type { JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { FitAddon as FitAddonClass } from '@xterm/addon-fit';
 import type { Terminal as TerminalClass } from '@xterm/xterm';
-import type { BerthClient } from '../../../src/api/api-client.js';
+import type { BerthClient } from '../../../src/api/index.js';
 import { errorMessage } from '../berth.js';
 
 export function TerminalPanel(props: { client: BerthClient; id: string; enabled: boolean }): JSX.Element {

@@ -1,6 +1,6 @@
 /** The stage waterfall: one bar per stage on a common time axis, waits under each. @module */
 import type { JSX } from 'preact';
-import type { StageRecord } from '../../../src/controller/service.js';
+import type { StageRecord } from '../../../src/api/index.js';
 import { useNow } from '../hooks.js';
 import { formatDuration, waterfallGeometry } from '../lib/waterfall.js';
 

@@ -6,9 +6,9 @@
  */
 
 /** A colour: an index into the 256-colour palette (0–15 are the themeable basic colours) or `#rrggbb`. */
-export type AnsiColor = number | string;
+type AnsiColor = number | string;
 
-export interface AnsiStyle {
+interface AnsiStyle {
   fg?: AnsiColor;
   bg?: AnsiColor;
   bold?: boolean;
@@ -18,7 +18,7 @@ export interface AnsiStyle {
   inverse?: boolean;
 }
 
-export interface AnsiSpan {
+interface AnsiSpan {
   text: string;
   style: AnsiStyle;
 }
@@ -75,7 +75,7 @@ function push(spans: AnsiSpan[], span: AnsiSpan): void {
   else spans.push(span);
 }
 
-export function sameStyle(a: AnsiStyle, b: AnsiStyle): boolean {
+function sameStyle(a: AnsiStyle, b: AnsiStyle): boolean {
   return (
     a.fg === b.fg &&
     a.bg === b.bg &&

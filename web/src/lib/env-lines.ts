@@ -4,7 +4,7 @@
  * @module
  */
 
-export type EnvParse = { ok: true; env: Record<string, string> } | { ok: false; line: number; message: string };
+type EnvParse = { ok: true; env: Record<string, string> } | { ok: false; line: number; message: string };
 
 const KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 

@@ -1,5 +1,5 @@
 /** Display helpers for sessions (pure). @module */
-import type { SessionView, StageRecord } from '../../../src/controller/service.js';
+import type { SessionView, StageRecord } from '../../../src/api/index.js';
 
 /** `12 s`, `5 min`, `3 h`, `2 d` since `iso`. */
 export function formatAge(iso: string, now: number): string {

@@ -3,7 +3,7 @@
  * @module
  */
 
-export interface StatusEntry {
+interface StatusEntry {
   /** Index (staged) status letter, ' ' when unchanged, '?' untracked. */
   index: string;
   /** Work-tree status letter. */

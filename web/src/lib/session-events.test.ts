@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SessionView, StageRecord } from '../../../src/controller/service.js';
+import type { SessionView, StageRecord } from '../../../src/api/index.js';
 import { applyEvent } from './session-events.js';
 
 const stage = (name: string, status: StageRecord['status']): StageRecord => ({

@@ -3,9 +3,9 @@
  * (a change of state moves the agent process too) are answered with `refetch: true`.
  * @module
  */
-import type { SessionEvent, SessionView, StageRecord } from '../../../src/controller/service.js';
+import type { SessionEvent, SessionView, StageRecord } from '../../../src/api/index.js';
 
-export function upsertStage(stages: readonly StageRecord[], stage: StageRecord): StageRecord[] {
+function upsertStage(stages: readonly StageRecord[], stage: StageRecord): StageRecord[] {
   // A new launch/resume starts the stage list afresh: a stage named like an earlier one that starts
   // after it ended replaces it in place; a new name is appended.
   const i = stages.findIndex((s) => s.name === stage.name);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { StageRecord } from '../../../src/controller/service.js';
+import type { StageRecord } from '../../../src/api/index.js';
 import { formatDuration, waterfallGeometry } from './waterfall.js';
 
 const T = Date.parse('2026-01-01T00:00:00.000Z');

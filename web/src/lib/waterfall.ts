@@ -3,9 +3,9 @@
  * Running stages end at `now` (the bar grows while it runs). Pure: percentages and offsets only.
  * @module
  */
-import type { StageRecord } from '../../../src/controller/service.js';
+import type { StageRecord } from '../../../src/api/index.js';
 
-export interface WaitGeometry {
+interface WaitGeometry {
   at: string;
   reason: string;
   message: string;
@@ -15,7 +15,7 @@ export interface WaitGeometry {
   leftPct: number;
 }
 
-export interface BarGeometry {
+interface BarGeometry {
   stage: StageRecord;
   /** ms since the first stage started. */
   startMs: number;
@@ -26,7 +26,7 @@ export interface BarGeometry {
   waits: WaitGeometry[];
 }
 
-export interface Waterfall {
+interface Waterfall {
   totalMs: number;
   bars: BarGeometry[];
 }

@@ -1,8 +1,7 @@
 /** A session's page: header and actions, stage waterfall, output, terminal, the change. @module */
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import type { SessionView } from '../../../src/controller/service.js';
-import { BerthApiError } from '../../../src/api/errors.js';
+import { BerthApiError, type BerthClient, type SessionView } from '../../../src/api/index.js';
 import { epoch, errorMessage, handleError, markDown } from '../berth.js';
 import { SessionActions } from '../components/actions.js';
 import { ChangePanel } from '../components/change.js';
@@ -21,9 +20,56 @@ type Load = { kind: 'loading' } | { kind: 'missing' } | { kind: 'error'; message
 export function SessionPage({ id }: { id: string }): JSX.Element {
   const client = useClient();
   const ep = useStore(epoch);
-  const [load, setLoad] = useState<Load>({ kind: 'loading' });
+  const [load, setLoad] = useLiveSession(client, id, ep);
   const now = useNow(5_000);
 
+  if (load.kind === 'loading') return <p class="muted loading">Loading the session…</p>;
+  if (load.kind === 'missing') {
+    return (
+      <section class="empty" data-testid="session-page" data-state="missing">
+        <h1>Session not found</h1>
+        <p>
+          There is no session <code>{id}</code> (it may have been removed). <Link href="/">Back to the sessions</Link>
+        </p>
+      </section>
+    );
+  }
+  if (load.kind === 'error') {
+    return (
+      <p class="notice error" role="alert">
+        Could not load the session: {load.message}
+      </p>
+    );
+  }
+  const s = load.session;
+  return (
+    <article class="session" data-testid="session-page" data-state={s.state} aria-labelledby="session-title">
+      <nav class="crumbs" aria-label="Breadcrumb">
+        <Link href="/">Sessions</Link> <span aria-hidden="true">/</span> <span class="mono">{s.id}</span>
+      </nav>
+      <header class="session-head">
+        <div>
+          <h1 id="session-title" data-testid="session-title">
+            {sessionTitle(s)} <StateBadge state={s.state} />
+          </h1>
+          <SessionFacts session={s} now={now} />
+        </div>
+        <SessionActions client={client} session={s} onChanged={(v) => setLoad({ kind: 'ok', session: v })} />
+      </header>
+      {s.error && (
+        <p class="notice error" role="alert">
+          <strong>{s.error.stage ? `Failed at ${s.error.stage}: ` : 'Failed: '}</strong>
+          {s.error.message}
+        </p>
+      )}
+      <SessionPanels client={client} session={s} ep={ep} />
+    </article>
+  );
+}
+
+/** The session, kept live: one `get()`, then every event of its stream updates (or refetches) it. */
+function useLiveSession(client: BerthClient, id: string, ep: number): [Load, (load: Load) => void] {
+  const [load, setLoad] = useState<Load>({ kind: 'loading' });
   useEffect(() => {
     const ac = new AbortController();
     let current: SessionView | null = null;
@@ -65,73 +111,46 @@ export function SessionPage({ id }: { id: string }): JSX.Element {
     })();
     return () => ac.abort();
   }, [client, id, ep]);
+  return [load, setLoad];
+}
 
-  if (load.kind === 'loading') return <p class="muted loading">Loading the session…</p>;
-  if (load.kind === 'missing') {
-    return (
-      <section class="empty" data-testid="session-page" data-state="missing">
-        <h1>Session not found</h1>
-        <p>
-          There is no session <code>{id}</code> (it may have been removed). <Link href="/">Back to the sessions</Link>
-        </p>
-      </section>
-    );
-  }
-  if (load.kind === 'error') {
-    return (
-      <p class="notice error" role="alert">
-        Could not load the session: {load.message}
-      </p>
-    );
-  }
-  const s = load.session;
+function SessionFacts({ session: s, now }: { session: SessionView; now: number }): JSX.Element {
+  return (
+    <dl class="facts">
+      <div>
+        <dt>Repository</dt>
+        <dd class="wrap">{repositoryLabel(s)}</dd>
+      </div>
+      <div>
+        <dt>Executor</dt>
+        <dd>{s.executor}</dd>
+      </div>
+      <div>
+        <dt>Agent</dt>
+        <dd>
+          {s.agent} · {agentStateLabel(s)}
+          {s.agentProcess?.lostReason ? ` (${s.agentProcess.lostReason})` : ''}
+        </dd>
+      </div>
+      <div>
+        <dt>Age</dt>
+        <dd>{formatAge(s.createdAt, now)}</dd>
+      </div>
+      {s.workspacePath && (
+        <div>
+          <dt>Workspace</dt>
+          <dd class="mono wrap">{s.workspacePath}</dd>
+        </div>
+      )}
+    </dl>
+  );
+}
+
+/** Stages, output and input, terminal, the change. */
+function SessionPanels({ client, session: s, ep }: { client: BerthClient; session: SessionView; ep: number }): JSX.Element {
   const running = s.state === 'ready';
   return (
-    <article class="session" data-testid="session-page" data-state={s.state} aria-labelledby="session-title">
-      <nav class="crumbs" aria-label="Breadcrumb">
-        <Link href="/">Sessions</Link> <span aria-hidden="true">/</span> <span class="mono">{s.id}</span>
-      </nav>
-      <header class="session-head">
-        <div>
-          <h1 id="session-title" data-testid="session-title">
-            {sessionTitle(s)} <StateBadge state={s.state} />
-          </h1>
-          <dl class="facts">
-            <div>
-              <dt>Repository</dt>
-              <dd class="wrap">{repositoryLabel(s)}</dd>
-            </div>
-            <div>
-              <dt>Executor</dt>
-              <dd>{s.executor}</dd>
-            </div>
-            <div>
-              <dt>Agent</dt>
-              <dd>
-                {s.agent} · {agentStateLabel(s)}
-                {s.agentProcess?.lostReason ? ` (${s.agentProcess.lostReason})` : ''}
-              </dd>
-            </div>
-            <div>
-              <dt>Age</dt>
-              <dd>{formatAge(s.createdAt, now)}</dd>
-            </div>
-            {s.workspacePath && (
-              <div>
-                <dt>Workspace</dt>
-                <dd class="mono wrap">{s.workspacePath}</dd>
-              </div>
-            )}
-          </dl>
-        </div>
-        <SessionActions client={client} session={s} onChanged={(v) => setLoad({ kind: 'ok', session: v })} />
-      </header>
-      {s.error && (
-        <p class="notice error" role="alert">
-          <strong>{s.error.stage ? `Failed at ${s.error.stage}: ` : 'Failed: '}</strong>
-          {s.error.message}
-        </p>
-      )}
+    <>
       <section class="panel" aria-labelledby="h-stages">
         <h2 id="h-stages">Launch stages</h2>
         <Waterfall stages={s.stages} />
@@ -149,6 +168,6 @@ export function SessionPage({ id }: { id: string }): JSX.Element {
         <h2 id="h-change">The change</h2>
         <ChangePanel key={`${s.state}:${s.agentProcess?.status ?? ''}:${ep}`} client={client} id={s.id} enabled={running} baseBranch={s.repository.branch ?? null} />
       </section>
-    </article>
+    </>
   );
 }

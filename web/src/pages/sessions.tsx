@@ -1,9 +1,7 @@
 /** The sessions list: live over `allEvents()`, filtered by state and executor, searchable. @module */
 import type { JSX } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import type { SessionState, SessionView } from '../../../src/controller/service.js';
-import type { BerthClient } from '../../../src/api/api-client.js';
-import { BerthApiError } from '../../../src/api/errors.js';
+import { BerthApiError, type BerthClient, type SessionState, type SessionView } from '../../../src/api/index.js';
 import { epoch, errorMessage, handleError, markDown } from '../berth.js';
 import { StateBadge } from '../components/state-badge.js';
 import { useClient, useNow, useStore } from '../hooks.js';
@@ -13,17 +11,25 @@ import { Link } from '../router.js';
 
 const STATES: SessionState[] = ['launching', 'ready', 'stopping', 'stopped', 'failed', 'removing'];
 
+/** The list's filters; empty strings match everything. */
+interface Filters {
+  state: string;
+  executor: string;
+  query: string;
+}
+
+const NO_FILTERS: Filters = { state: '', executor: '', query: '' };
+
 export function SessionsPage(): JSX.Element {
   const client = useClient();
   const ep = useStore(epoch);
   const sessions = useLiveSessions(client, ep);
-  const [state, setState] = useState('');
-  const [executor, setExecutor] = useState('');
-  const [query, setQuery] = useState('');
+  const [filters, setFilters] = useState<Filters>(NO_FILTERS);
   const now = useNow(15_000);
 
   const all = sessions.list ?? [];
   const executors = useMemo(() => [...new Set(all.map((s) => s.executor))].sort(), [all]);
+  const { state, executor, query } = filters;
   const shown = all.filter((s) => (!state || s.state === state) && (!executor || s.executor === executor) && matches(s, query));
 
   return (
@@ -31,36 +37,7 @@ export function SessionsPage(): JSX.Element {
       <div class="page-head">
         <h1 id="sessions-title">Sessions</h1>
       </div>
-      <div class="filters" role="search">
-        <label>
-          <span>State</span>
-          <select data-testid="filter-state" value={state} onChange={(e) => setState(e.currentTarget.value)}>
-            <option value="">All states</option>
-            {STATES.map((s) => (
-              <option value={s}>{s}</option>
-            ))}
-          </select>
-        </label>
-        <label>
-          <span>Executor</span>
-          <select data-testid="filter-executor" value={executor} onChange={(e) => setExecutor(e.currentTarget.value)}>
-            <option value="">All executors</option>
-            {executors.map((x) => (
-              <option value={x}>{x}</option>
-            ))}
-          </select>
-        </label>
-        <label class="grow">
-          <span>Search</span>
-          <input
-            type="search"
-            data-testid="search"
-            placeholder="Name, id, repository, branch, agent"
-            value={query}
-            onInput={(e) => setQuery(e.currentTarget.value)}
-          />
-        </label>
-      </div>
+      <SessionFilters filters={filters} executors={executors} onChange={(change) => setFilters((f) => ({ ...f, ...change }))} />
       {sessions.error && (
         <p class="notice error" role="alert">
           Could not load the sessions: {sessions.error}
@@ -79,40 +56,72 @@ export function SessionsPage(): JSX.Element {
       {sessions.list !== null && all.length > 0 && shown.length === 0 && (
         <div class="empty" data-testid="sessions-empty">
           <p>No session matches these filters.</p>
-          <button
-            type="button"
-            class="button"
-            onClick={() => {
-              setState('');
-              setExecutor('');
-              setQuery('');
-            }}
-          >
+          <button type="button" class="button" onClick={() => setFilters(NO_FILTERS)}>
             Clear filters
           </button>
         </div>
       )}
-      {shown.length > 0 && (
-        <table class="sessions" data-testid="sessions-list">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Repository</th>
-              <th scope="col">Executor</th>
-              <th scope="col">State</th>
-              <th scope="col">Agent</th>
-              <th scope="col">Age</th>
-              <th scope="col">Stage</th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown.map((s) => (
-              <SessionRow key={s.id} session={s} now={now} />
-            ))}
-          </tbody>
-        </table>
-      )}
+      {shown.length > 0 && <SessionTable sessions={shown} now={now} />}
     </section>
+  );
+}
+
+function SessionFilters(props: { filters: Filters; executors: readonly string[]; onChange: (change: Partial<Filters>) => void }): JSX.Element {
+  const { filters, onChange } = props;
+  return (
+    <div class="filters" role="search">
+      <label>
+        <span>State</span>
+        <select data-testid="filter-state" value={filters.state} onChange={(e) => onChange({ state: e.currentTarget.value })}>
+          <option value="">All states</option>
+          {STATES.map((s) => (
+            <option value={s}>{s}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        <span>Executor</span>
+        <select data-testid="filter-executor" value={filters.executor} onChange={(e) => onChange({ executor: e.currentTarget.value })}>
+          <option value="">All executors</option>
+          {props.executors.map((x) => (
+            <option value={x}>{x}</option>
+          ))}
+        </select>
+      </label>
+      <label class="grow">
+        <span>Search</span>
+        <input
+          type="search"
+          data-testid="search"
+          placeholder="Name, id, repository, branch, agent"
+          value={filters.query}
+          onInput={(e) => onChange({ query: e.currentTarget.value })}
+        />
+      </label>
+    </div>
+  );
+}
+
+function SessionTable({ sessions, now }: { sessions: readonly SessionView[]; now: number }): JSX.Element {
+  return (
+    <table class="sessions" data-testid="sessions-list">
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">Repository</th>
+          <th scope="col">Executor</th>
+          <th scope="col">State</th>
+          <th scope="col">Agent</th>
+          <th scope="col">Age</th>
+          <th scope="col">Stage</th>
+        </tr>
+      </thead>
+      <tbody>
+        {sessions.map((s) => (
+          <SessionRow key={s.id} session={s} now={now} />
+        ))}
+      </tbody>
+    </table>
   );
 }
 

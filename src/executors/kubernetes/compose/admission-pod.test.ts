@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { assertPodAdmitted, podAdmissionProblems } from './admission-pod.js';
 import { AdmissionError } from './errors.js';
 import { composePod } from './pod.js';
-import { IDENTITY, profileFixture } from './testing.js';
+import { IDENTITY, profileFixture } from '../testing/compose-fixtures.js';
 
 const OPTS = { mainContainer: 'agent' };
 const desired = composePod({

@@ -8,13 +8,13 @@
  */
 import type { V1Container, V1ContainerPort, V1EphemeralContainer, V1Pod, V1PodSpec } from '@kubernetes/client-node';
 import { AGENTCTL_PORT, AGENTCTL_PORT_NAME } from '../constants.js';
-import { isReservedEnvName, isReservedPath, isReservedVolumeName } from '../config/reserved.js';
+import { isReservedEnvName, isReservedPath, isReservedVolumeName } from '../config/index.js';
 import { platformAffinityProblems } from './admission-affinity.js';
 import { metadataProblems } from './admission-metadata.js';
 import { sameObject } from './canonical.js';
 import { AdmissionError } from './errors.js';
 
-export interface PodAdmissionOptions {
+interface PodAdmissionOptions {
   mainContainer: string;
   /**
    * The object was read after the scheduler could have bound it (a GET reconciling an ambiguous

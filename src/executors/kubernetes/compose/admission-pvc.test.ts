@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { assertPvcAdmitted, pvcAdmissionProblems } from './admission-pvc.js';
 import { AdmissionError } from './errors.js';
 import { composePvc } from './pvc.js';
-import { IDENTITY } from './testing.js';
+import { IDENTITY } from '../testing/compose-fixtures.js';
 
 const base = { identity: IDENTITY, namespace: 'agents', name: 'berth-6212a06cac8b50f7-workspace', createNonce: 'ab'.repeat(32) };
 const defaulted = composePvc({ ...base, workspace: { mode: 'managed_pvc', size: '1Gi', storageClass: null, accessModes: ['ReadWriteOnce', 'ReadWriteOncePod'], claimName: null } });

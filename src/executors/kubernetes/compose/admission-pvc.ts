@@ -5,7 +5,7 @@
  * @module
  */
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import { quantitiesEqual } from '../config/quantity.js';
+import { quantitiesEqual } from '../config/index.js';
 import { ALLOWED_PVC_FINALIZERS, metadataProblems } from './admission-metadata.js';
 import { sameObject } from './canonical.js';
 import { AdmissionError } from './errors.js';

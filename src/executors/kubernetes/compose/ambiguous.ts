@@ -5,7 +5,7 @@
  */
 
 /** The parts of an error the classification looks at; fits client-node's ApiException and Node errors. */
-export interface ErrorLike {
+interface ErrorLike {
   /** HTTP status (some clients). */
   statusCode?: number;
   /** ApiException: the HTTP status (number); Node: the errno code (`ECONNRESET`). */

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AGENTCTL_STARTING_LINE, bootstrapPlans, EXIT_UPLOAD_PREPARE_FAILED, lineWatcher } from './bootstrap-plan.js';
 import { prepareScript } from './prepare.js';
 import { startScript } from './start-script.js';
-import { IDENTITY, runSh, SHELLS, tempRoots } from './testing.js';
+import { IDENTITY, runSh, SHELLS, tempRoots } from '../testing/compose-fixtures.js';
 import { bootstrapUpload } from './upload.js';
 
 const NONCE = '0f'.repeat(32);

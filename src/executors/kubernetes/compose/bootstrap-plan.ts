@@ -44,7 +44,7 @@ export function lineWatcher(line: string, onSeen: () => void): (chunk: Uint8Arra
 /** Exit status of the bootstrap exec when it ran prepare.sh (`waitForPrepare`) and that failed; the log tail is on stderr. */
 export const EXIT_UPLOAD_PREPARE_FAILED = 75;
 
-export interface BootstrapInput {
+interface BootstrapInput {
   identity: ResourceIdentity;
   flavor: AgentctlFlavor;
   /** agentctl's one-shot nonce (a fresh one per Pod), written to its own file, which agentctl removes. */

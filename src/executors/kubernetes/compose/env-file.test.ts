@@ -3,7 +3,7 @@ import { AGENTCTL_STATE_DIR, PATH } from '../constants.js';
 import { authEnv, nonceFileContent, runtimeEnv, serializeEnvFile } from './env-file.js';
 import { ComposeFieldError } from './errors.js';
 import { bootstrapPaths } from './paths.js';
-import { IDENTITY, runSh, SHELLS } from './testing.js';
+import { IDENTITY, runSh, SHELLS } from '../testing/compose-fixtures.js';
 
 const TRICKY: Record<string, string> = {
   QUOTE: "it's 'quoted'",

@@ -6,7 +6,7 @@
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { sanitizeKubeText } from './text.js';
 
-export interface EventDescription {
+interface EventDescription {
   warning: boolean;
   /** The Event's reason (`FailedScheduling`, `FailedMount`, `ProvisioningFailed`, `BackOff`, `Pulling` …). */
   reason: string;

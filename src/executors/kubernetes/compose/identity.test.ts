@@ -3,7 +3,7 @@ import { ComposeFieldError } from './errors.js';
 import { ownershipLabels, OwnershipMismatchError, validateIdentity, validateOwnershipLabels } from './identity.js';
 import { resourceNames, resourceSuffix } from './names.js';
 import { createNonce } from './nonce.js';
-import { IDENTITY } from './testing.js';
+import { IDENTITY } from '../testing/compose-fixtures.js';
 
 describe('resourceNames', () => {
   it('derives stable names from sha256 of the instance id', () => {

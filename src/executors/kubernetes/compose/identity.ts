@@ -50,7 +50,7 @@ export function ownershipLabels(identity: ResourceIdentity): Record<string, stri
 }
 
 /** A label key Berth owns: the four `app.kubernetes.io/*` ownership keys and anything under `berth.dev/`. */
-export function isOwnedLabelKey(key: string): boolean {
+function isOwnedLabelKey(key: string): boolean {
   return RESERVED_APP_LABELS.includes(key) || key.startsWith(BERTH_KEY_PREFIX);
 }
 

@@ -10,7 +10,7 @@ export function resourceSuffix(instanceId: string): string {
   return createHash('sha256').update(instanceId, 'utf8').digest('hex').slice(0, 16);
 }
 
-export interface ResourceNames {
+interface ResourceNames {
   pod: string;
   pvc: string;
 }

@@ -13,7 +13,7 @@ import { ownershipLabelProblems } from './identity.js';
 export type RandomSource = (size: number) => Uint8Array;
 
 /** Bytes of a nonce (256 bits). */
-export const NONCE_BYTES = 32;
+const NONCE_BYTES = 32;
 
 /** 32 random bytes, hex-encoded (64 characters). A fresh value for every create of a Pod or PVC. */
 export function createNonce(random: RandomSource): string {

@@ -6,7 +6,7 @@
 import { AGENTCTL_STATE_DIR, PATH } from '../constants.js';
 
 /** The three volume mount points. */
-export interface BootstrapRoots {
+interface BootstrapRoots {
   /** Runtime emptyDir. @default /opt/berth */
   runtimeDir: string;
   /** Memory-backed emptyDir. @default /run/berth */
@@ -35,7 +35,7 @@ export interface BootstrapPaths extends BootstrapRoots {
   agentctlStateDir: string;
 }
 
-export const DEFAULT_ROOTS: Readonly<BootstrapRoots> = Object.freeze({
+const DEFAULT_ROOTS: Readonly<BootstrapRoots> = Object.freeze({
   runtimeDir: PATH.runtimeDir,
   authDir: PATH.authDir,
   workspace: PATH.workspace,

@@ -4,7 +4,7 @@ import { ComposeFieldError } from './errors.js';
 import { composePod, type PodComposeInput } from './pod.js';
 import { composePvc } from './pvc.js';
 import { startScript } from './start-script.js';
-import { IDENTITY, profileFixture } from './testing.js';
+import { IDENTITY, profileFixture } from '../testing/compose-fixtures.js';
 
 const NONCE = 'ef'.repeat(32);
 function input(overrides: Partial<PodComposeInput> = {}): PodComposeInput {

@@ -28,14 +28,14 @@ export interface PodComposeInput {
 }
 
 /** The mounts Berth adds to the main container, in this order. */
-export const RESERVED_MOUNTS: readonly V1VolumeMount[] = Object.freeze([
+const RESERVED_MOUNTS: readonly V1VolumeMount[] = Object.freeze([
   { name: VOLUME.runtime, mountPath: PATH.runtimeDir },
   { name: VOLUME.auth, mountPath: PATH.authDir },
   { name: VOLUME.workspace, mountPath: PATH.workspace },
 ]);
 
 /** The three reserved volumes for the profile's workspace mode. */
-export function reservedVolumes(profile: KubernetesProfile, managedPvcName: string | null): V1Volume[] {
+function reservedVolumes(profile: KubernetesProfile, managedPvcName: string | null): V1Volume[] {
   const ws = profile.workspace;
   let workspace: V1Volume;
   switch (ws.mode) {
@@ -64,7 +64,7 @@ export function reservedVolumes(profile: KubernetesProfile, managedPvcName: stri
 }
 
 /** The agentctl port entry of the main container. agentctl itself binds 127.0.0.1; only port-forward reaches it. */
-export const AGENTCTL_CONTAINER_PORT = Object.freeze({ name: AGENTCTL_PORT_NAME, containerPort: AGENTCTL_PORT, protocol: 'TCP' });
+const AGENTCTL_CONTAINER_PORT = Object.freeze({ name: AGENTCTL_PORT_NAME, containerPort: AGENTCTL_PORT, protocol: 'TCP' });
 
 /** Composes the Pod. Throws a {@link ComposeFieldError} naming the field on bad input. */
 export function composePod(input: PodComposeInput): V1Pod {

@@ -7,7 +7,7 @@ import { ComposeFieldError } from './errors.js';
 import { gitCredentialFile, gitCredentialHelperScript } from './git-credentials.js';
 import type { BootstrapPaths } from './paths.js';
 import { prepareScript, type PrepareInput } from './prepare.js';
-import { runSh, SHELLS, tempRoots } from './testing.js';
+import { runSh, SHELLS, tempRoots } from '../testing/compose-fixtures.js';
 
 const GIT_ENV = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.test', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.test', GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' };
 const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, env: { ...process.env, ...GIT_ENV }, encoding: 'utf8' }).trim();

@@ -38,7 +38,6 @@ export interface PrepareInput {
  * `berth: step setup_script`); the bootstrap exec passes it to the controller as its stdout.
  */
 export const PREPARE_STEP_PREFIX = 'berth: step ';
-export type PrepareStep = 'clone' | 'setup_script';
 
 /** Exit statuses of a command ended by `timeout` (GNU: 124; busybox: the signal's 128+N). */
 const TIMED_OUT_STATUSES = '124|137|143';

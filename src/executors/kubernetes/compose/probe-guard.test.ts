@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EXIT_PROBE_MISMATCH, parseProbeOutput, PROBE_SCRIPT, probeGuard, type ProbeResult } from './probe.js';
-import { runSh, SHELLS } from './testing.js';
+import { runSh, SHELLS } from '../testing/compose-fixtures.js';
 
 // A PATH holding only the tools named: the image "without Node" or "without gzip" of each case.
 const bins = mkdtempSync(join(tmpdir(), 'berth-guard-'));

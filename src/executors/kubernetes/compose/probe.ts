@@ -16,7 +16,7 @@ import { shQuote } from './shell.js';
 export const EXIT_PROBE_MISMATCH = 76;
 
 /** Oldest Node major the agentctl bundle runs on. */
-export const MIN_BUNDLE_NODE_MAJOR = 18;
+const MIN_BUNDLE_NODE_MAJOR = 18;
 
 /** Prints `node=<version|none>`, `arch=<uname -m>` and `gzip=yes|no` (can the upload be compressed); never fails. */
 export const PROBE_SCRIPT = [

@@ -9,7 +9,7 @@ import { ComposeFieldError } from './errors.js';
 import { ownershipLabels, type ResourceIdentity } from './identity.js';
 import { requireDns1123Label, requireDns1123Subdomain } from './validate.js';
 
-export interface PvcComposeInput {
+interface PvcComposeInput {
   workspace: WorkspaceConfig;
   identity: ResourceIdentity;
   namespace: string;

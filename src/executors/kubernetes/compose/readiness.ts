@@ -8,7 +8,7 @@ import type { V1ContainerStatus, V1PersistentVolumeClaim, V1Pod } from '@kuberne
 import { EXIT_PREPARE_FAILED } from './start-script.js';
 import { sanitizeKubeText } from './text.js';
 
-export type WaitPhase = 'scheduling' | 'pulling' | 'starting' | 'running';
+type WaitPhase = 'scheduling' | 'pulling' | 'starting' | 'running';
 
 export interface PodAssessment {
   kind: 'waiting' | 'ready' | 'terminal';
@@ -99,7 +99,7 @@ export function assessPod(pod: V1Pod, mainContainer: string): PodAssessment {
   return waiting('starting', w?.reason ?? 'Starting', detail(w?.reason, w?.message) || 'starting the main container');
 }
 
-export interface PvcAssessment {
+interface PvcAssessment {
   kind: 'waiting' | 'ready' | 'terminal';
   reason: string;
   message: string;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isAmbiguousCreateError } from './ambiguous.js';
 import { describeEvent } from './events.js';
 import { parseProbeOutput, PROBE_SCRIPT } from './probe.js';
-import { runSh, SHELLS } from './testing.js';
+import { runSh, SHELLS } from '../testing/compose-fixtures.js';
 import { sanitizeKubeText } from './text.js';
 
 describe('sanitizeKubeText', () => {

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { authEnv, runtimeEnv, serializeEnvFile, type AgentctlFlavor } from './env-file.js';
 import type { BootstrapPaths } from './paths.js';
 import { EXIT_PREPARE_FAILED, startScript } from './start-script.js';
-import { IDENTITY, runSh, SHELLS, tempRoots } from './testing.js';
+import { IDENTITY, runSh, SHELLS, tempRoots } from '../testing/compose-fixtures.js';
 
 const NONCE = 'cd'.repeat(32);
 const dirs: string[] = [];

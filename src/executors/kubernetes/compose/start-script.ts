@@ -9,7 +9,7 @@ import { bootstrapPaths, type BootstrapPaths } from './paths.js';
 import { shQuote } from './shell.js';
 
 /** Exit status when prepare.sh cannot even be run (it is missing). */
-export const EXIT_PREPARE_MISSING = 70;
+const EXIT_PREPARE_MISSING = 70;
 /**
  * Exit status of the start command when prepare.sh failed (its own status is in prepare.failed):
  * one fixed value, so a Pod status alone tells a prepare failure from any other exit.

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, 
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ComposeFieldError } from './errors.js';
-import { runSh, SHELLS, tempRoots } from './testing.js';
+import { runSh, SHELLS, tempRoots } from '../testing/compose-fixtures.js';
 import { gzipSync } from 'node:zlib';
 import { bootstrapUpload, compressedUploadScript, EXIT_SHORT_WRITE, EXIT_UNSAFE_DESTINATION, ONE_BLOCK_MAX, type UploadPlan } from './upload.js';
 

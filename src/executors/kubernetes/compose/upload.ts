@@ -52,7 +52,7 @@ export interface UploadPlan {
   afterMarker?: readonly string[];
 }
 
-export interface UploadCommand {
+interface UploadCommand {
   /** Run as `["sh", "-c", script]`; contains paths and sizes only. */
   script: string;
   /** The stdin chunks, to stream in order (the tail is passed through, not copied). Then close stdin. */

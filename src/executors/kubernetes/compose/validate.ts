@@ -4,10 +4,9 @@
  * The rules themselves live once, in `config/identifiers.ts`.
  * @module
  */
-import { isDns1123Label, isDns1123Subdomain, isLabelValue as isKubernetesLabelValue } from '../config/identifiers.js';
+import { isDns1123Label, isDns1123Subdomain, isLabelValue as isKubernetesLabelValue } from '../config/index.js';
 import { ComposeFieldError } from './errors.js';
 
-export { isDns1123Label, isDns1123Subdomain };
 
 /** A non-empty label value (Kubernetes also allows an empty one; Berth's identity values never are). */
 export function isLabelValue(value: string): boolean {

@@ -9,9 +9,9 @@ const LABEL_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const SUBDOMAIN_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_VALUE_RE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
-export const DNS1123_LABEL_MAX = 63;
-export const DNS1123_SUBDOMAIN_MAX = 253;
-export const LABEL_VALUE_MAX = 63;
+const DNS1123_LABEL_MAX = 63;
+const DNS1123_SUBDOMAIN_MAX = 253;
+const LABEL_VALUE_MAX = 63;
 
 /** A DNS-1123 label: namespaces, container names, port names (`agent`, `team-a`). */
 export function isDns1123Label(value: string): boolean {

@@ -13,10 +13,10 @@ import { checkReservedFields } from './reserved.js';
 import { parsePodTemplate } from './template.js';
 import { parseWorkspace, type WorkspaceInput } from './workspace.js';
 
-export const PLATFORMS: readonly Platform[] = ['linux/amd64', 'linux/arm64'];
+const PLATFORMS: readonly Platform[] = ['linux/amd64', 'linux/arm64'];
 
 /** `timeouts:` keys as written in berth.yaml, per budget. */
-export const BUDGET_KEYS: Readonly<Record<keyof WaitBudgets, string>> = {
+const BUDGET_KEYS: Readonly<Record<keyof WaitBudgets, string>> = {
   pvcBindingSeconds: 'pvc_binding_seconds',
   schedulingSeconds: 'scheduling_seconds',
   imagePullSeconds: 'image_pull_seconds',
@@ -37,7 +37,7 @@ export interface KubernetesProfileInput {
   budgets?: Partial<Record<keyof WaitBudgets, number | undefined>> | undefined;
 }
 
-export interface ProfileLocation {
+interface ProfileLocation {
   /** The block's path, `profiles.k8s.kubernetes`. */
   path: string;
   /** Which key the template text came from; its errors are named under it. @default 'pod_template' */

@@ -6,7 +6,7 @@
  */
 
 /** An exact quantity: `numerator / denominator` (denominator > 0). */
-export interface Quantity {
+interface Quantity {
   readonly numerator: bigint;
   readonly denominator: bigint;
 }

@@ -22,10 +22,10 @@ import { ConfigFieldError } from '../../../shared/config-field-error.js';
 import { isLabelValue, isQualifiedName } from './identifiers.js';
 import { field, item } from './paths.js';
 
-export const RESERVED = 'is reserved for Berth';
+const RESERVED = 'is reserved for Berth';
 
 /** Object metadata the API server or composition owns (names, identity, lifecycle). */
-export const RESERVED_METADATA_FIELDS = [
+const RESERVED_METADATA_FIELDS = [
   'name',
   'generateName',
   'namespace',
@@ -42,13 +42,13 @@ export const RESERVED_METADATA_FIELDS = [
 ] as const;
 
 /** Pod spec fields composition sets: restarts are agentctl's job, placement follows the platform. */
-export const RESERVED_POD_SPEC_FIELDS = ['restartPolicy', 'nodeName', 'os'] as const;
+const RESERVED_POD_SPEC_FIELDS = ['restartPolicy', 'nodeName', 'os'] as const;
 
 /** Node labels composition selects on from the profile's platform. */
-export const RESERVED_NODE_LABELS: readonly string[] = ['kubernetes.io/os', 'kubernetes.io/arch'];
+const RESERVED_NODE_LABELS: readonly string[] = ['kubernetes.io/os', 'kubernetes.io/arch'];
 
 /** Fields of the main container that composition replaces with the bootstrap wait loop. */
-export const RESERVED_MAIN_CONTAINER_FIELDS = ['command', 'args', 'workingDir'] as const;
+const RESERVED_MAIN_CONTAINER_FIELDS = ['command', 'args', 'workingDir'] as const;
 
 const RESERVED_VOLUMES: readonly string[] = Object.values(VOLUME);
 const CONTAINER_LISTS = ['initContainers', 'containers', 'ephemeralContainers'] as const;
@@ -68,7 +68,7 @@ export function isReservedPath(path: string): boolean {
 }
 
 /** Label and annotation keys a template may not set. */
-export function isReservedLabelKey(key: string): boolean {
+function isReservedLabelKey(key: string): boolean {
   return RESERVED_APP_LABELS.includes(key) || key.startsWith(BERTH_KEY_PREFIX);
 }
 

@@ -14,7 +14,7 @@ import { ConfigFieldError } from '../../../shared/config-field-error.js';
 import { ProfileSnapshotError } from './errors.js';
 import { parseKubernetesProfile } from './profile.js';
 
-export const SNAPSHOT_VERSION = 1;
+const SNAPSHOT_VERSION = 1;
 
 const SnapshotSchema = z.strictObject({
   version: z.number(),

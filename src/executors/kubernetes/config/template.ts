@@ -12,7 +12,7 @@ import { ConfigFieldError } from '../../../shared/config-field-error.js';
 import { decodeModel, isPlainObject } from './model-decode.js';
 import { field } from './paths.js';
 
-export interface ParsedTemplate {
+interface ParsedTemplate {
   template: V1PodTemplateSpec;
   /**
    * Path of the `V1PodTemplateSpec` inside the document: the template field itself for a Pod or a

@@ -4,15 +4,14 @@
  * ignored, so a `claim_name` left over from an edit never makes Berth create a fresh PVC unnoticed.
  * @module
  */
-import type { AccessMode, WorkspaceConfig, WorkspaceMode } from '../types.js';
+import type { AccessMode, WorkspaceConfig } from '../types.js';
 import { PROFILE_DEFAULTS } from './defaults.js';
 import { ConfigFieldError } from '../../../shared/config-field-error.js';
 import { isDns1123Subdomain } from './identifiers.js';
 import { field } from './paths.js';
 import { isPositiveQuantity } from './quantity.js';
 
-export const WORKSPACE_MODES: readonly WorkspaceMode[] = ['managed_pvc', 'empty_dir', 'existing_claim'];
-export const ACCESS_MODES: readonly AccessMode[] = ['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'];
+const ACCESS_MODES: readonly AccessMode[] = ['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'];
 
 /** The `workspace:` block; absent fields are undefined (or null). */
 export interface WorkspaceInput {

@@ -1,9 +1,11 @@
 /**
- * What doctor asks the cluster before anything is created: the server version (API discovery) and,
- * by SelfSubjectAccessReview, which of the executor's permissions the configured identity lacks in
- * a namespace. Neither needs more than an authenticated user.
+ * What doctor asks the cluster before anything is created: the server version (API discovery), the
+ * identity (SelfSubjectReview), by SelfSubjectAccessReview which of the executor's permissions that
+ * identity lacks in a namespace, and — where it may read them — the namespace and a StorageClass.
  * @module
  */
+import { AuthenticationV1Api, StorageV1Api } from '@kubernetes/client-node';
+import type { V1Namespace, V1StorageClass } from '@kubernetes/client-node';
 import type { KubeClient } from './client.js';
 
 export interface AccessCheck {
@@ -19,7 +21,7 @@ export interface AccessDenial extends AccessCheck {
   reason: string | undefined;
 }
 
-export interface ServerVersion {
+interface ServerVersion {
   gitVersion: string;
   major: string;
   minor: string;
@@ -81,4 +83,24 @@ export async function deniedAccess(client: KubeClient, namespace: string, checks
 export async function serverVersion(client: KubeClient, signal?: AbortSignal): Promise<ServerVersion> {
   const info = await client.request('get server version', signal, (o) => client.version.getCode(undefined, o));
   return { gitVersion: info.gitVersion, major: info.major, minor: info.minor, platform: info.platform };
+}
+
+/** The authenticated user name (SelfSubjectReview, Kubernetes >= 1.28). */
+export async function selfSubjectUser(client: KubeClient, signal?: AbortSignal): Promise<string | null> {
+  const api = client.kubeConfig.makeApiClient(AuthenticationV1Api);
+  const review = await client.request('self subject review', signal, (o) =>
+    api.createSelfSubjectReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } }, o),
+  );
+  return review.status?.userInfo?.username ?? null;
+}
+
+/** GET the namespace `name`. */
+export function getNamespace(client: KubeClient, name: string, signal?: AbortSignal): Promise<V1Namespace> {
+  return client.request(`get namespace ${name}`, signal, (o) => client.core.readNamespace({ name }, o));
+}
+
+/** GET the StorageClass `name` (cluster-scoped). */
+export function getStorageClass(client: KubeClient, name: string, signal?: AbortSignal): Promise<V1StorageClass> {
+  const api = client.kubeConfig.makeApiClient(StorageV1Api);
+  return client.request(`get storageclass ${name}`, signal, (o) => api.readStorageClass({ name }, o));
 }

@@ -43,7 +43,7 @@ export interface KubeClient {
   request<T>(action: string, signal: AbortSignal | undefined, call: (options: CallOptions) => Promise<T>): Promise<T>;
 }
 
-export interface CreateKubeClientOptions {
+interface CreateKubeClientOptions {
   /** Where `$KUBECONFIG` and `$HOME` are read from. @default process.env */
   env?: NodeJS.ProcessEnv;
 }

@@ -13,7 +13,7 @@ import { sanitize } from '../../../shared/sanitize.js';
  * `Conflict`, `Forbidden`, `Invalid`, `Timeout`, `ServerTimeout`, `BadRequest`, `InternalError` …);
  * failures without a Status get one of the last four.
  */
-export type KubeErrorReason =
+type KubeErrorReason =
   | 'NotFound'
   | 'AlreadyExists'
   | 'Conflict'

@@ -16,7 +16,7 @@ import type { KubeClient } from './client.js';
 import type { KubeApiError } from './errors.js';
 import { streamConnector, unwrapSocketError } from './websocket.js';
 
-export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024;
+const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024;
 /** Only v5 can close stdin alone (a CLOSE frame); older protocols close the whole socket. */
 const STDIN_CLOSE_PROTOCOL = 'v5.channel.k8s.io';
 /** `reason` of the error for an API server too old to close an exec's stdin: no retry helps. */
@@ -26,7 +26,7 @@ const STDIN_HIGH_WATER = 4 * 1024 * 1024;
 /** Largest stdin WebSocket message. */
 const STDIN_SLICE = 256 * 1024;
 
-export type ExecStdin = Buffer | Iterable<Buffer> | AsyncIterable<Buffer> | Readable;
+type ExecStdin = Buffer | Iterable<Buffer> | AsyncIterable<Buffer> | Readable;
 
 export interface ExecOptions {
   namespace: string;
@@ -71,7 +71,7 @@ export interface ExecResult {
  * - `stream`: the connection broke before the exit status arrived (the command may have run).
  * - `aborted`: the caller's signal fired.
  */
-export type ExecFailureKind = 'unavailable' | 'refused' | 'start_failed' | 'stream' | 'aborted';
+type ExecFailureKind = 'unavailable' | 'refused' | 'start_failed' | 'stream' | 'aborted';
 
 /** Thrown by `execInContainer` when the command did not report an exit code. */
 export class KubeExecError extends Error {

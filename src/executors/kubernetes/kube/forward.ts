@@ -31,7 +31,7 @@ export interface OpenForwardOptions {
   pingIntervalMs?: number;
 }
 
-export interface ForwardStats {
+interface ForwardStats {
   /** TCP connections accepted so far. */
   accepted: number;
   /** Connections open now. */
@@ -60,6 +60,18 @@ export class KubeForwardError extends Error {
   }
 }
 
+/** What the listener and its connections share. */
+interface ForwardState {
+  readonly client: KubeClient;
+  readonly target: ForwardTarget;
+  readonly where: string;
+  readonly opts: OpenForwardOptions;
+  readonly stats: ForwardStats;
+  readonly sockets: Set<Socket>;
+  readonly streams: Set<WebSocket>;
+  closing: Promise<void> | undefined;
+}
+
 /**
  * Listens on 127.0.0.1:0 and forwards each accepted connection to `target`.
  * Resolves once listening; nothing contacts the API server until a connection arrives.
@@ -68,86 +80,27 @@ export async function openForward(client: KubeClient, target: ForwardTarget, opt
   if (!Number.isInteger(target.port) || target.port < 1 || target.port > 65535) {
     throw new KubeForwardError(`port_forward.remote_port: must be 1-65535, got ${target.port}`);
   }
-  const where = `${target.namespace}/${target.pod}:${target.port}`;
-  const stats: ForwardStats = { accepted: 0, active: 0, failures: 0 };
-  const sockets = new Set<Socket>();
-  const streams = new Set<WebSocket>();
-  let closing: Promise<void> | undefined;
-
-  const fail = (socket: Socket, err: KubeForwardError, reported: { done: boolean }): void => {
-    if (!reported.done && !closing) {
-      reported.done = true;
-      stats.failures++;
-      opts.onConnectionError?.(err);
-    }
-    socket.destroy();
+  const state: ForwardState = {
+    client,
+    target,
+    where: `${target.namespace}/${target.pod}:${target.port}`,
+    opts,
+    stats: { accepted: 0, active: 0, failures: 0 },
+    sockets: new Set(),
+    streams: new Set(),
+    closing: undefined,
   };
-
-  const handle = async (socket: Socket): Promise<void> => {
-    const reported = { done: false };
-    const connector = streamConnector(client, where, opts.pingIntervalMs !== undefined ? { pingIntervalMs: opts.pingIntervalMs } : {});
-    // Buffer what the client sends before the WebSocket is open. The TCP half-close is not
-    // propagated: without v5 client-node would close the whole WebSocket and lose the reply.
-    const input = new PassThrough();
-    socket.pipe(input, { end: false });
-    const output = new Writable({
-      write(chunk: Buffer, _enc, cb) {
-        if (socket.writable) socket.write(chunk, () => cb());
-        else cb();
-      },
-    });
-    const errorChannel = new Writable({
-      write(chunk: Buffer, _enc, cb) {
-        // The first frame of each channel is only the port number (stripped by client-node).
-        const text = chunk.toString('utf8').trim();
-        if (text) fail(socket, new KubeForwardError(`${where}: ${text}`), reported);
-        cb();
-      },
-    });
-    let ws: WebSocket;
-    try {
-      const result = await new PortForward(client.kubeConfig, true, connector.handler).portForward(
-        target.namespace,
-        target.pod,
-        [target.port],
-        output,
-        errorChannel,
-        input,
-      );
-      if (typeof result === 'function') throw new Error('client-node returned a restartable handle');
-      ws = result as unknown as WebSocket;
-    } catch (err) {
-      const refused = connector.upgradeError();
-      const cause = unwrapSocketError(err);
-      const message = refused?.message ?? (cause instanceof Error ? cause.message : String(cause));
-      fail(socket, new KubeForwardError(message, { status: refused?.status, cause: refused ?? cause }), reported);
-      return;
-    }
-    if (socket.destroyed || closing) {
-      ws.terminate();
-      return;
-    }
-    streams.add(ws);
-    ws.on('close', () => {
-      streams.delete(ws);
-      socket.end();
-    });
-    ws.on('error', (err: Error) => fail(socket, new KubeForwardError(`${where}: ${err.message}`, { cause: err }), reported));
-    socket.on('close', () => ws.close());
-  };
-
   const server: Server = createServer((socket) => {
-    stats.accepted++;
-    stats.active++;
-    sockets.add(socket);
+    state.stats.accepted++;
+    state.stats.active++;
+    state.sockets.add(socket);
     socket.on('error', () => socket.destroy()); // a reset by the local client ends only this connection
     socket.on('close', () => {
-      stats.active--;
-      sockets.delete(socket);
+      state.stats.active--;
+      state.sockets.delete(socket);
     });
-    void handle(socket);
+    void forwardConnection(state, socket);
   });
-
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, FORWARD_LOCAL_ADDRESS, () => {
@@ -156,21 +109,82 @@ export async function openForward(client: KubeClient, target: ForwardTarget, opt
     });
   });
   const { port: localPort } = server.address() as AddressInfo;
-
   return {
     localAddress: FORWARD_LOCAL_ADDRESS,
     localPort,
     target: { ...target },
-    stats: () => ({ ...stats }),
+    stats: () => ({ ...state.stats }),
     close(): Promise<void> {
-      closing ??= (async () => {
-        const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
-        const socketsClosed = [...sockets].map((socket) => new Promise<void>((resolve) => socket.once('close', () => resolve())));
-        for (const ws of streams) ws.terminate();
-        for (const socket of sockets) socket.destroy();
-        await Promise.all([serverClosed, ...socketsClosed]);
-      })();
-      return closing;
+      state.closing ??= closeForward(server, state);
+      return state.closing;
     },
   };
+}
+
+/** Stops listening and ends every live connection and WebSocket. */
+async function closeForward(server: Server, state: ForwardState): Promise<void> {
+  const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+  const socketsClosed = [...state.sockets].map((socket) => new Promise<void>((resolve) => socket.once('close', () => resolve())));
+  for (const ws of state.streams) ws.terminate();
+  for (const socket of state.sockets) socket.destroy();
+  await Promise.all([serverClosed, ...socketsClosed]);
+}
+
+/** Counts and reports a connection's first failure (none while closing) and ends the connection. */
+function fail(state: ForwardState, socket: Socket, err: KubeForwardError, reported: { done: boolean }): void {
+  if (!reported.done && !state.closing) {
+    reported.done = true;
+    state.stats.failures++;
+    state.opts.onConnectionError?.(err);
+  }
+  socket.destroy();
+}
+
+/** One accepted connection: its own port-forward WebSocket to the target, piped both ways. */
+async function forwardConnection(state: ForwardState, socket: Socket): Promise<void> {
+  const { where, opts } = state;
+  const reported = { done: false };
+  const connector = streamConnector(state.client, where, opts.pingIntervalMs !== undefined ? { pingIntervalMs: opts.pingIntervalMs } : {});
+  // Buffer what the client sends before the WebSocket is open. The TCP half-close is not
+  // propagated: without v5 client-node would close the whole WebSocket and lose the reply.
+  const input = new PassThrough();
+  socket.pipe(input, { end: false });
+  const output = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      if (socket.writable) socket.write(chunk, () => cb());
+      else cb();
+    },
+  });
+  const errorChannel = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      // The first frame of each channel is only the port number (stripped by client-node).
+      const text = chunk.toString('utf8').trim();
+      if (text) fail(state, socket, new KubeForwardError(`${where}: ${text}`), reported);
+      cb();
+    },
+  });
+  let ws: WebSocket;
+  try {
+    const { namespace, pod, port } = state.target;
+    const result = await new PortForward(state.client.kubeConfig, true, connector.handler).portForward(namespace, pod, [port], output, errorChannel, input);
+    if (typeof result === 'function') throw new Error('client-node returned a restartable handle');
+    ws = result as unknown as WebSocket;
+  } catch (err) {
+    const refused = connector.upgradeError();
+    const cause = unwrapSocketError(err);
+    const message = refused?.message ?? (cause instanceof Error ? cause.message : String(cause));
+    fail(state, socket, new KubeForwardError(message, { status: refused?.status, cause: refused ?? cause }), reported);
+    return;
+  }
+  if (socket.destroyed || state.closing) {
+    ws.terminate();
+    return;
+  }
+  state.streams.add(ws);
+  ws.on('close', () => {
+    state.streams.delete(ws);
+    socket.end();
+  });
+  ws.on('error', (err: Error) => fail(state, socket, new KubeForwardError(`${where}: ${err.message}`, { cause: err }), reported));
+  socket.on('close', () => ws.close());
 }

@@ -1,19 +1,21 @@
 /**
  * The Kubernetes I/O layer of the executor: client construction, errors, Pod/PVC objects, exec,
- * supervised port-forward, watches and access checks. Re-exports only.
+ * supervised port-forward, watches and access checks, and the narrow ports (ports.ts) the launch,
+ * stop and sweep code reaches them through. Re-exports only.
  * @module
  */
 export { createKubeClient } from './client.js';
-export type { CallOptions, CreateKubeClientOptions, KubeClient } from './client.js';
-export { KubeApiError, KubeConfigError, isAlreadyExists, isConflict, isForbidden, isGone, isNotFound, statusFromBody, toKubeApiError } from './errors.js';
-export type { KubeErrorReason } from './errors.js';
+export type { KubeClient } from './client.js';
+export { KubeApiError, KubeConfigError, isAlreadyExists, isConflict, isForbidden, isNotFound } from './errors.js';
 export { createPod, createPvc, deletePod, deletePvc, getPod, getPvc } from './objects.js';
-export type { CreateOptions, DeleteOutcome, DeletePreconditions } from './objects.js';
-export { DEFAULT_MAX_OUTPUT_BYTES, KubeExecError, execInContainer, isExecUnavailable, SUBPROTOCOL_UNSUPPORTED } from './exec.js';
-export type { ExecFailureKind, ExecOptions, ExecResult, ExecStdin } from './exec.js';
+export type { CreateOptions, DeleteOutcome, DeletePreconditions, Listing } from './objects.js';
+export { KubeExecError, execInContainer, isExecUnavailable, SUBPROTOCOL_UNSUPPORTED } from './exec.js';
+export type { ExecOptions, ExecResult } from './exec.js';
 export { FORWARD_LOCAL_ADDRESS, KubeForwardError, openForward } from './forward.js';
-export type { ForwardStats, ForwardTarget, OpenForwardOptions, PortForwardSession } from './forward.js';
-export { pause, RELIST_DELAY_MS, watchEvents, watchPod, watchPods, watchPvc } from './watch.js';
-export type { ObjectEvent, WatchOptions } from './watch.js';
-export { EXECUTOR_ACCESS, deniedAccess, describeAccess, serverVersion } from './access.js';
-export type { AccessCheck, AccessDenial, ServerVersion } from './access.js';
+export type { ForwardTarget, PortForwardSession } from './forward.js';
+export { pause, watchEvents, watchPod } from './watch.js';
+export type { ObjectEvent } from './watch.js';
+export type { AccessCheck, AccessDenial } from './access.js';
+export { EXECUTOR_ACCESS, describeAccess, deniedAccess, getNamespace, getStorageClass, selfSubjectUser, serverVersion } from './access.js';
+export { kubePorts } from './ports.js';
+export type { KubeExec, KubeObjects, KubePortForward, KubePorts, PodListHandlers } from './ports.js';

@@ -1,10 +1,12 @@
 /**
  * The Pod and PVC calls of the executor: get (absent → undefined), create (optionally a
- * server-side dry run, for doctor), and delete by UID + resourceVersion preconditions followed by
- * a watch until the object is gone (NotFound, or the name now belongs to another UID).
+ * server-side dry run, for doctor), list by label (with the API server's clock), and delete by
+ * UID + resourceVersion preconditions followed by a watch until the object is gone (NotFound, or
+ * the name now belongs to another UID).
  * @module
  */
-import type { V1DeleteOptions, V1ObjectMeta, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import { Observable } from '@kubernetes/client-node';
+import type { ObservableMiddleware, RequestContext, ResponseContext, V1DeleteOptions, V1ObjectMeta, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { CallOptions, KubeClient } from './client.js';
 import { KubeApiError, isConflict, isNotFound } from './errors.js';
 import { watchPod, watchPvc } from './watch.js';
@@ -25,6 +27,13 @@ export interface DeletePreconditions {
 
 /** `deleted`: this call deleted it; `absent`: nothing by that name existed. Both: it is gone now. */
 export type DeleteOutcome = 'deleted' | 'absent';
+
+/** What a list by label found, and when by the API server's clock. */
+export interface Listing<T> {
+  items: T[];
+  /** The response's `Date` header (undefined when it sent none). */
+  serverDate: string | undefined;
+}
 
 export async function getPod(client: KubeClient, namespace: string, name: string, signal?: AbortSignal): Promise<V1Pod | undefined> {
   return orUndefined(client.request(`get pod ${namespace}/${name}`, signal, (o) => client.core.readNamespacedPod({ namespace, name }, o)));
@@ -48,6 +57,36 @@ export function createPvc(client: KubeClient, namespace: string, pvc: V1Persiste
   return client.request(action, opts.signal, (o) =>
     client.core.createNamespacedPersistentVolumeClaim({ namespace, body: pvc, dryRun: opts.dryRun ? 'All' : undefined }, o),
   );
+}
+
+/** The Pods of `namespace` that carry `labelSelector`. */
+export async function listPods(client: KubeClient, namespace: string, labelSelector: string, signal: AbortSignal): Promise<Listing<V1Pod>> {
+  const date = serverDateProbe();
+  const list = await client.request(`list pods in ${namespace}`, signal, (o) => client.core.listNamespacedPod({ namespace, labelSelector }, date.options(o)));
+  return { items: list.items, serverDate: date.value() };
+}
+
+/** The PVCs of `namespace` that carry `labelSelector`. */
+export async function listPvcs(client: KubeClient, namespace: string, labelSelector: string, signal: AbortSignal): Promise<Listing<V1PersistentVolumeClaim>> {
+  const date = serverDateProbe();
+  const list = await client.request(`list pvcs in ${namespace}`, signal, (o) => client.core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector }, date.options(o)));
+  return { items: list.items, serverDate: date.value() };
+}
+
+/** A response middleware that keeps the `Date` header of the call it is added to. */
+function serverDateProbe(): { options: (o: CallOptions) => CallOptions; value: () => string | undefined } {
+  let date: string | undefined;
+  const probe: ObservableMiddleware = {
+    pre: (context: RequestContext) => new Observable(Promise.resolve(context)),
+    post: (response: ResponseContext) => {
+      date = response.headers.date ?? response.headers.Date;
+      return new Observable(Promise.resolve(response));
+    },
+  };
+  return {
+    options: (o) => ({ ...o, middleware: [...(o.middleware ?? []), probe], middlewareMergeStrategy: 'append' }),
+    value: () => date,
+  };
 }
 
 /**

@@ -10,7 +10,7 @@ import type { CallOptions, KubeClient } from './client.js';
 import { KubeApiError, toKubeApiError } from './errors.js';
 
 /** Pause before a relist (spec §4.6: no tight loop). */
-export const RELIST_DELAY_MS = 100;
+const RELIST_DELAY_MS = 100;
 const MAX_RETRY_DELAY_MS = 5_000;
 
 export type ObjectEvent<T> =

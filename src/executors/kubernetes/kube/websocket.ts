@@ -21,9 +21,9 @@ const CHANNEL_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v3.channel
 const CLOSE_CHANNEL = 255;
 
 /** client-node's (unexported) `WebSocketInterface`, as `Exec` and `PortForward` take it. */
-export type WebSocketInterface = NonNullable<ConstructorParameters<typeof Exec>[1]>;
+type WebSocketInterface = NonNullable<ConstructorParameters<typeof Exec>[1]>;
 
-export interface StreamConnector {
+interface StreamConnector {
   /** Give to client-node's `Exec` / `PortForward`. */
   readonly handler: WebSocketInterface;
   /** Every socket opened through `handler`, until it closes. */
@@ -40,9 +40,9 @@ export interface StreamConnector {
  * not come back by the next ping is closed with an error. Without it a peer that vanished (a NAT or
  * load balancer dropping the connection silently) leaves an exec waiting forever.
  */
-export const PING_INTERVAL_MS = 20_000;
+const PING_INTERVAL_MS = 20_000;
 
-export interface KeepAliveOptions {
+interface KeepAliveOptions {
   /** @default PING_INTERVAL_MS */
   intervalMs?: number;
   /** Called once, just before the socket is terminated for want of a pong. */
@@ -72,7 +72,7 @@ export function keepAlive(ws: WebSocket, opts: KeepAliveOptions): void {
 }
 
 /** Handshake bound: the request timeout, at most 30 s (spec §2.5). */
-export function handshakeTimeoutMs(client: KubeClient): number {
+function handshakeTimeoutMs(client: KubeClient): number {
   return Math.min(client.requestTimeoutMs, 30_000);
 }
 

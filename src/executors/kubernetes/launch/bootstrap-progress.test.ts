@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { isLaunchError } from '../../executor.js';
-import { BUDGET_DEFAULTS } from '../config/defaults.js';
+import { isLaunchError } from '../../launch-kit/index.js';
+import { BUDGET_DEFAULTS } from '../config/index.js';
 import { BootstrapProgress } from './bootstrap-progress.js';
 
 const PATH = 'profiles.k8s.kubernetes.timeouts';

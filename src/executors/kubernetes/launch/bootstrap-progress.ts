@@ -7,12 +7,12 @@
  * every few seconds with the time so far. No I/O: the caller feeds the exec's stdout.
  * @module
  */
-import { LaunchError } from '../../executor.js';
+import { LaunchError } from '../../launch-kit/index.js';
 import { STAGE } from '../constants.js';
 import { AGENTCTL_STARTING_LINE, PREPARE_STEP_PREFIX } from '../compose/index.js';
 import type { WaitBudgets } from '../types.js';
 
-export type BootstrapStep = 'upload' | 'prepare' | 'clone' | 'setup_script';
+type BootstrapStep = 'upload' | 'prepare' | 'clone' | 'setup_script';
 
 interface StepInfo {
   budget: keyof WaitBudgets;
@@ -24,7 +24,7 @@ interface StepInfo {
   what: string;
 }
 
-export const BOOTSTRAP_STEPS: Readonly<Record<BootstrapStep, StepInfo>> = {
+const BOOTSTRAP_STEPS: Readonly<Record<BootstrapStep, StepInfo>> = {
   upload: { budget: 'uploadSeconds', reason: 'Uploading', doing: 'uploading agentctl and the bootstrap files', what: 'the upload' },
   // between the marker and the clone: prepare.sh checks the workspace (a kept checkout: no clone)
   prepare: { budget: 'cloneSeconds', reason: 'Preparing', doing: 'preparing the workspace', what: 'preparing the workspace' },
@@ -33,11 +33,11 @@ export const BOOTSTRAP_STEPS: Readonly<Record<BootstrapStep, StepInfo>> = {
 };
 
 /** How often the waiting reason is refreshed with the time so far. */
-export const PROGRESS_REFRESH_MS = 10_000;
+const PROGRESS_REFRESH_MS = 10_000;
 /** The longest stdout line kept while waiting for its end (step lines are short). */
 const MAX_LINE_BYTES = 1024;
 
-export interface BootstrapProgressOptions {
+interface BootstrapProgressOptions {
   budgets: Readonly<WaitBudgets>;
   /** The dotted path of `timeouts` in the config, e.g. `profiles.k8s.kubernetes.timeouts`. */
   timeoutsPath: string;

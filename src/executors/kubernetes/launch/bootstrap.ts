@@ -17,16 +17,16 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { RepositorySpec } from '../../executor.js';
-import { LaunchError } from '../../executor.js';
+import { LaunchError } from '../../launch-kit/index.js';
 import { STAGE } from '../constants.js';
 import { AGENTCTL_STARTING_LINE, bootstrapPlans, bootstrapUpload, lineWatcher, compressedUploadScript, EXIT_PROBE_MISMATCH, EXIT_UPLOAD_PREPARE_FAILED, prepareScript, type RepositorySource, type UploadFile } from '../compose/index.js';
-import { execInContainer, type ExecResult } from '../kube/index.js';
+import type { ExecResult } from '../kube/index.js';
 import type { AgentctlDelivery } from '../artifacts.js';
 import type { KubeLaunchState } from './context.js';
 
 const run = promisify(execFile);
 
-export interface BootstrapOptions {
+interface BootstrapOptions {
   pod: string;
   nonce: string;
   delivery: AgentctlDelivery;
@@ -79,7 +79,7 @@ function repositorySource(repo: RepositorySpec, clone: boolean, hasCredentials: 
 }
 
 /** `git bundle` of a local repository (every branch and tag, with history). */
-export async function localRepositoryBundle(path: string, signal?: AbortSignal): Promise<Buffer> {
+async function localRepositoryBundle(path: string, signal?: AbortSignal): Promise<Buffer> {
   const dir = await mkdtemp(join(tmpdir(), 'berth-bundle-'));
   try {
     const file = join(dir, 'repo.bundle');
@@ -157,7 +157,7 @@ export async function runBootstrap(l: KubeLaunchState, pod: string, execs: reado
     const res =
       i === 0 && first !== undefined
         ? await first
-        : await execInContainer(l.client, {
+        : await l.kube.exec.exec({
             namespace: l.namespace,
             pod,
             container: l.profile.mainContainer,

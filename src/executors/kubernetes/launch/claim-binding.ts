@@ -12,13 +12,12 @@
  * @module
  */
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import { watchEvents, watchPvc } from '../kube/index.js';
 import { STAGE } from '../constants.js';
 import type { KubeLaunchState } from './context.js';
 
-export const BINDING_GRACE_MS = 5000;
+const BINDING_GRACE_MS = 5000;
 
-export type BindingOutcome = 'bound' | 'first_consumer' | 'grace_over';
+type BindingOutcome = 'bound' | 'first_consumer' | 'grace_over';
 
 /** Waits (at most `graceMs`) for the claim to bind, and says how the wait ended under stage `storage`. */
 export async function awaitClaimBinding(l: KubeLaunchState, pvc: V1PersistentVolumeClaim, graceMs = BINDING_GRACE_MS): Promise<BindingOutcome> {
@@ -41,8 +40,7 @@ async function untilBound(l: KubeLaunchState, pvc: V1PersistentVolumeClaim, grac
   const timer = setTimeout(() => settle({ kind: 'grace_over' }), graceMs);
   // a watch that fails only ends the wait early: pod_ready watches (and reports) the claim again
   const ended = (): void => settle({ kind: 'grace_over' });
-  void watchPvc(
-    l.client,
+  void l.kube.objects.watchPvc(
     l.namespace,
     name,
     (e) => {
@@ -50,8 +48,7 @@ async function untilBound(l: KubeLaunchState, pvc: V1PersistentVolumeClaim, grac
     },
     signal,
   ).then(ended, ended);
-  void watchEvents(
-    l.client,
+  void l.kube.objects.watchEvents(
     l.namespace,
     uid,
     (ev) => {

@@ -6,17 +6,18 @@
  * the recorded token first, the recorded nonce only when agentctl restarted.
  * @module
  */
-import { ControlClient, isAgentctlHttpError, type InstanceClient } from '../../../agentctl-client/index.js';
+import { ControlClient, isAgentctlHttpError, type FetchLike, type InstanceClient } from '../../../agentctl-client/index.js';
 import { errorMessage } from '../../../shared/errors.js';
-import { httpFetch } from '../../../shared/http-fetch.js';
-import { LaunchError } from '../../executor.js';
+import { LaunchError } from '../../launch-kit/index.js';
 import { AGENTCTL_PORT, PATH, STAGE } from '../constants.js';
-import { openForward, type KubeClient, type PortForwardSession } from '../kube/index.js';
+import type { KubePortForward, PortForwardSession } from '../kube/index.js';
 
 const HEALTH_PROBE_MS = 1500;
 
-export interface AgentctlTarget {
-  client: KubeClient;
+interface AgentctlTarget {
+  forward: KubePortForward;
+  /** agentctl's HTTP, through the forward's loopback listener. */
+  fetch: FetchLike;
   namespace: string;
   pod: string;
   instanceId: string;
@@ -41,8 +42,8 @@ function localUrl(f: PortForwardSession): string {
 
 /** Opens the control forward and its client (with `token` when one is known). */
 async function controlForward(t: AgentctlTarget, token?: string): Promise<{ forward: PortForwardSession; control: ControlClient }> {
-  const forward = await openForward(t.client, { namespace: t.namespace, pod: t.pod, port: AGENTCTL_PORT });
-  const control = new ControlClient({ baseUrl: localUrl(forward), fetch: httpFetch, timeoutMs: 30_000, ...(token !== undefined ? { token } : {}) });
+  const forward = await t.forward.open({ namespace: t.namespace, pod: t.pod, port: AGENTCTL_PORT });
+  const control = new ControlClient({ baseUrl: localUrl(forward), fetch: t.fetch, timeoutMs: 30_000, ...(token !== undefined ? { token } : {}) });
   return { forward, control };
 }
 
@@ -52,8 +53,8 @@ async function controlForward(t: AgentctlTarget, token?: string): Promise<{ forw
  * between refused probes while agentctl is a few ms from listening), 25 ms apart for the first
  * second, then backing off to 250 ms.
  */
-export async function waitControlHealthy(forwardUrl: string, opts: { signal?: AbortSignal; failure?: Promise<never>; timeoutMs: number }): Promise<void> {
-  const probe = new ControlClient({ baseUrl: forwardUrl, fetch: httpFetch, timeoutMs: HEALTH_PROBE_MS, retry: { attempts: 1 } });
+async function waitControlHealthy(forwardUrl: string, fetch: FetchLike, opts: { signal?: AbortSignal; failure?: Promise<never>; timeoutMs: number }): Promise<void> {
+  const probe = new ControlClient({ baseUrl: forwardUrl, fetch, timeoutMs: HEALTH_PROBE_MS, retry: { attempts: 1 } });
   const started = Date.now();
   const deadline = started + opts.timeoutMs;
   let last: unknown = null;
@@ -84,7 +85,7 @@ async function attachInstance(t: AgentctlTarget, control: ControlClient): Promis
 }
 
 async function openInstance(t: AgentctlTarget, control: ControlClient, info: { id: string; port: number }): Promise<{ client: InstanceClient; port: number; forward: PortForwardSession }> {
-  const forward = await openForward(t.client, { namespace: t.namespace, pod: t.pod, port: info.port });
+  const forward = await t.forward.open({ namespace: t.namespace, pod: t.pod, port: info.port });
   try {
     const client = control.instance(info, { baseUrl: localUrl(forward) });
     await client.health({ ...(t.signal ? { signal: t.signal } : {}) });
@@ -100,7 +101,7 @@ export async function connectFresh(t: AgentctlTarget, nonce: string, opts: { fai
   const { forward, control } = await controlForward(t);
   const forwards = [forward];
   try {
-    await waitControlHealthy(localUrl(forward), { ...opts, ...(t.signal ? { signal: t.signal } : {}) });
+    await waitControlHealthy(localUrl(forward), t.fetch, { ...opts, ...(t.signal ? { signal: t.signal } : {}) });
     const token = await control.handshake(nonce, { ...(t.signal ? { signal: t.signal } : {}) });
     const inst = await attachInstance(t, control);
     forwards.push(inst.forward);
@@ -128,7 +129,7 @@ export async function reconnect(
   const { forward, control } = await controlForward(t, secrets.authToken);
   const forwards = [forward];
   try {
-    await waitControlHealthy(localUrl(forward), { timeoutMs: opts.timeoutMs, ...(t.signal ? { signal: t.signal } : {}) });
+    await waitControlHealthy(localUrl(forward), t.fetch, { timeoutMs: opts.timeoutMs, ...(t.signal ? { signal: t.signal } : {}) });
     let token = secrets.authToken;
     let nonce = secrets.bootstrapNonce;
     let restarted = false;

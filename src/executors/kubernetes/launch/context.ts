@@ -1,28 +1,30 @@
 /**
- * What every launch stage of the Kubernetes executor shares: the request, the cluster client, the
+ * What every launch stage of the Kubernetes executor shares: the request, the cluster ports, the
  * parsed profile and identity, the inventory metadata as it grows, and a record of exactly what
  * *this* launch created (the only things its rollback may delete).
  * @module
  */
 import { randomBytes } from 'node:crypto';
 import type { V1Container, V1ObjectMeta, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import { errorMessage } from '../../../shared/errors.js';
 import type { Logger } from '../../../shared/logger.js';
-import { sanitize } from '../../../shared/sanitize.js';
 import type { CreateInstanceRequest, StageEvent } from '../../executor.js';
-import { isLaunchError, LaunchError } from '../../executor.js';
+import { REASON, reportStage, runStage } from '../../launch-kit/index.js';
 import type { AgentctlArtifacts } from '../artifacts.js';
 import { createNonceDigest, type ProbeResult, type ResourceIdentity } from '../compose/index.js';
 import { ANNOTATION } from '../constants.js';
-import type { KubeClient } from '../kube/index.js';
+import type { FetchLike } from '../../../agentctl-client/index.js';
+import type { KubePorts } from '../kube/index.js';
 import { encodeKubernetesMetadata, type KubernetesMetadata } from '../metadata.js';
 import type { KubernetesConnection, KubernetesProfile } from '../types.js';
 
 /** What the executor hands every launch. */
-export interface KubeLaunchEnv {
+interface KubeLaunchEnv {
   executorName: string;
   connection: KubernetesConnection;
-  client: KubeClient;
+  /** The cluster: objects, exec, port-forward. */
+  kube: KubePorts;
+  /** How agentctl's HTTP API is called through a forward's loopback listener. */
+  fetch: FetchLike;
   artifacts: AgentctlArtifacts;
   /** What each image's probe found (launch/pod-bootstrap.ts); shared by the executor's launches. */
   probes: Map<string, ProbeResult>;
@@ -36,7 +38,7 @@ export interface KubeLaunchEnv {
 export const defaultRandom = (size: number): Uint8Array => randomBytes(size);
 
 /** An object this launch created (its rollback deletes it by UID). */
-export interface CreatedObject {
+interface CreatedObject {
   name: string;
   uid: string;
 }
@@ -59,8 +61,8 @@ export class KubeLaunchState {
     this.meta = meta;
   }
 
-  get client(): KubeClient {
-    return this.env.client;
+  get kube(): KubePorts {
+    return this.env.kube;
   }
 
   get namespace(): string {
@@ -93,30 +95,22 @@ export class KubeLaunchState {
     return this.checkpoint(state);
   }
 
+  /** Reports a stage event (a listener that throws is ignored). */
   report(event: Omit<StageEvent, 'at'>): void {
-    try {
-      this.req.onStage({ ...event, at: new Date() });
-    } catch {
-      // onStage must not throw; a listener bug must not fail the launch
-    }
+    reportStage(this.req.onStage, event);
   }
 
-  /** Runs one stage with start/end events; any failure becomes a LaunchError naming the stage. */
-  async stage<T>(name: string, fn: () => Promise<T>): Promise<T> {
-    this.report({ stage: name, status: 'running' });
-    try {
-      const out = await fn();
-      this.report({ stage: name, status: 'succeeded' });
-      return out;
-    } catch (err) {
-      const launchErr = isLaunchError(err) ? err : new LaunchError(name, reasonOf(err), `${name}: ${sanitize(errorMessage(err))}`, { cause: err });
-      this.report({ stage: name, status: 'failed', reason: launchErr.reason, message: launchErr.message });
-      throw launchErr;
-    }
+  /**
+   * Runs one stage with start/end events (the launch kit's runner); any failure becomes a
+   * LaunchError naming the stage, its reason the Kubernetes one (`Forbidden` …) where there is one.
+   */
+  stage<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    return runStage(this.req.onStage, name, fn, { reasonOf });
   }
 }
 
+/** The reason of a failure that is not a LaunchError yet: a KubeApiError's (`Forbidden` …), else `Error`. */
 function reasonOf(err: unknown): string {
-  const reason = (err as { reason?: unknown }).reason;
-  return typeof reason === 'string' && /^[A-Za-z][A-Za-z0-9]*$/.test(reason) ? reason : 'Error';
+  const reason = (err as { reason?: unknown } | null | undefined)?.reason;
+  return typeof reason === 'string' && /^[A-Za-z][A-Za-z0-9]*$/.test(reason) ? reason : REASON.stageFailed;
 }

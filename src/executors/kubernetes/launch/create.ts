@@ -6,7 +6,7 @@
  * @module
  */
 import type { V1ObjectMeta } from '@kubernetes/client-node';
-import { LaunchError } from '../../executor.js';
+import { LaunchError } from '../../launch-kit/index.js';
 import { ANNOTATION } from '../constants.js';
 import { isAmbiguousCreateError, ownershipLabelProblems } from '../compose/index.js';
 import { isAlreadyExists } from '../kube/index.js';
@@ -14,7 +14,7 @@ import { isAlreadyExists } from '../kube/index.js';
 /** How long the reconciling GET may take, detached from the launch's signal (spec §2.5). */
 const RECONCILE_TIMEOUT_MS = 30_000;
 
-export interface CreateSpec<T extends { metadata?: V1ObjectMeta }> {
+interface CreateSpec<T extends { metadata?: V1ObjectMeta }> {
   kind: 'Pod' | 'PVC';
   stage: string;
   desired: T;

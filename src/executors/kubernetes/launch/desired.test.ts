@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { assertPodAdmitted, assertPvcAdmitted } from '../compose/index.js';
-import { IDENTITY, profileFixture } from '../compose/testing.js';
+import { IDENTITY, profileFixture } from '../testing/compose-fixtures.js';
 import { ANNOTATION } from '../constants.js';
 import { desiredPod, desiredPvc } from './desired.js';
 

@@ -2,11 +2,12 @@
  * A fresh launch: storage → pod_ready → bootstrap → agentctl_connect, each stage timed and
  * reported, every side effect checkpointed at once; on any failure the rollback deletes exactly
  * what this launch created (by UID, Pod before PVC) and only then releases the provisional row.
+ * The connect starts while the bootstrap still runs prepare.sh (start-pod.ts); its stage awaits it.
  * @module
  */
-import { errorMessage, withRollbackErrors } from '../../../shared/errors.js';
+import { errorMessage } from '../../../shared/errors.js';
 import type { ExecutorInstance } from '../../executor.js';
-import { isLaunchError } from '../../executor.js';
+import { Rollback } from '../../launch-kit/index.js';
 import { STAGE } from '../constants.js';
 import { createNonce, resourceNames } from '../compose/index.js';
 import { describeTemplateWarnings, SECURITY_WARNING_REASON, templateWarnings } from '../config/index.js';
@@ -14,22 +15,26 @@ import type { TemplateWarning } from '../types.js';
 import { deleteEach, type CleanupTarget } from '../cleanup.js';
 import type { KubeLaunchState } from './context.js';
 import { buildInstance } from './instance.js';
-import { startPod } from './start-pod.js';
+import { PodStart } from './start-pod.js';
 import { provisionStorage } from './storage.js';
 
-/** The rollback's own deadline, independent of the launch's signal (spec §4.9). */
-const ROLLBACK_TIMEOUT_MS = 60_000;
-
+/** Launches a new session: its four stages in order, then the connected instance; any failure is rolled back. */
 export async function freshLaunch(l: KubeLaunchState): Promise<ExecutorInstance> {
   const nonce = createNonce(l.env.random);
+  const pod = new PodStart(l, { name: resourceNames(l.identity.instanceId).pod, nonce, clone: true });
   try {
     reportTemplateWarnings(l);
     await l.stage(STAGE.storage, () => provisionStorage(l));
-    const { connected, delivery } = await startPod(l, { name: resourceNames(l.identity.instanceId).pod, nonce, clone: true });
+    await l.stage(STAGE.podReady, () => pod.ready());
+    await l.stage(STAGE.bootstrap, () => pod.bootstrap());
+    const connected = await l.stage(STAGE.agentctlConnect, () => pod.connect());
     // `ready` is written by the manager once the token and nonce are stored (spec §4.8).
-    return buildInstance(l, connected, { authToken: connected.token, bootstrapNonce: nonce }, true, delivery.command);
+    return buildInstance(l, connected, { authToken: connected.token, bootstrapNonce: nonce }, true, pod.agentctlCommand);
   } catch (err) {
+    pod.abandon();
     throw await rollback(l, err);
+  } finally {
+    pod.close();
   }
 }
 
@@ -54,22 +59,19 @@ function reportTemplateWarnings(l: KubeLaunchState): void {
   }
 }
 
-/** Deletes what this launch created (UID only: admission may have changed the labels) and releases the row. */
-export async function rollback(l: KubeLaunchState, launchErr: unknown): Promise<Error> {
-  const err = launchErr instanceof Error ? launchErr : new Error(String(launchErr));
-  const deadline = AbortSignal.timeout(ROLLBACK_TIMEOUT_MS);
+/**
+ * Deletes what this launch created (UID only: admission may have changed the labels), under the
+ * launch kit's rollback deadline (independent of the launch's signal, spec §4.9), and releases the
+ * row only when every delete went through.
+ */
+async function rollback(l: KubeLaunchState, launchErr: unknown): Promise<Error> {
+  const rb = new Rollback();
   const targets: CleanupTarget[] = [];
   if (l.createdPod) targets.push({ kind: 'Pod', namespace: l.namespace, ...l.createdPod, labels: null });
   if (l.createdPvc) targets.push({ kind: 'PVC', namespace: l.namespace, ...l.createdPvc, labels: null });
-  const errors = await deleteEach(l.client, targets, deadline);
-  if (errors.length === 0 && l.req.releaseRuntimeInventory) {
-    try {
-      await l.req.releaseRuntimeInventory();
-    } catch (e) {
-      errors.push(e);
-    }
-  }
-  if (errors.length > 0) l.env.log.warn({ session: l.identity.sessionId, errors: errors.map(errorMessage) }, 'rollback incomplete: the provisional row keeps the recorded UIDs');
-  if (isLaunchError(err)) err.rollbackErrors = errors;
-  return withRollbackErrors(err, errors);
+  rb.record(...(await deleteEach(l.kube.objects, targets, rb.signal)));
+  const { req } = l;
+  if (req.releaseRuntimeInventory) await rb.step('release the runtime row', async () => req.releaseRuntimeInventory?.());
+  if (!rb.clean) l.env.log.warn({ session: l.identity.sessionId, errors: rb.errors.map(errorMessage) }, 'rollback incomplete: the provisional row keeps the recorded UIDs');
+  return rb.finish(launchErr);
 }

@@ -9,10 +9,9 @@
  */
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { errorMessage } from '../../../shared/errors.js';
-import { LaunchError } from '../../executor.js';
+import { LaunchError } from '../../launch-kit/index.js';
 import { STAGE } from '../constants.js';
 import { assessPod, assessPvc, describeEvent, type PodAssessment } from '../compose/index.js';
-import { watchEvents, watchPod, watchPvc } from '../kube/index.js';
 import type { WaitBudgets } from '../types.js';
 import type { KubeLaunchState } from './context.js';
 
@@ -66,12 +65,12 @@ export class PodMonitor {
     const watchFailed = (what: string) => (err: unknown) => {
       if (!signal.aborted) this.#end(new LaunchError(this.stage, 'WatchFailed', `watching the ${what} failed: ${errorMessage(err)}`, { cause: err }));
     };
-    void watchPod(l.client, l.namespace, name, (e) => this.#onPod(e.type, e.object), signal).catch(watchFailed('Pod'));
-    void watchEvents(l.client, l.namespace, this.#uid, (ev) => this.#onEvent(ev), signal).catch(watchFailed('Pod events'));
+    void l.kube.objects.watchPod(l.namespace, name, (e) => this.#onPod(e.type, e.object), signal).catch(watchFailed('Pod'));
+    void l.kube.objects.watchEvents(l.namespace, this.#uid, (ev) => this.#onEvent(ev), signal).catch(watchFailed('Pod events'));
     if (l.pvc !== null && !this.#pvcBound) {
       const pvc = l.pvc;
-      void watchPvc(l.client, l.namespace, pvc.metadata?.name ?? '', (e) => this.#onPvc(e.type, e.object), signal).catch(watchFailed('PVC'));
-      void watchEvents(l.client, l.namespace, pvc.metadata?.uid ?? '', (ev) => this.#onEvent(ev), signal).catch(watchFailed('PVC events'));
+      void l.kube.objects.watchPvc(l.namespace, pvc.metadata?.name ?? '', (e) => this.#onPvc(e.type, e.object), signal).catch(watchFailed('PVC'));
+      void l.kube.objects.watchEvents(l.namespace, pvc.metadata?.uid ?? '', (ev) => this.#onEvent(ev), signal).catch(watchFailed('PVC events'));
     }
     this.#assess(created);
   }

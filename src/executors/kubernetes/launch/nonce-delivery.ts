@@ -4,10 +4,9 @@
  * volume again (mode 0600, renamed into place), for its next handshake to read and remove.
  * @module
  */
-import { LaunchError } from '../../executor.js';
+import { LaunchError } from '../../launch-kit/index.js';
 import { PATH, STAGE } from '../constants.js';
 import { createNonce, nonceFileContent, shQuote } from '../compose/index.js';
-import { execInContainer } from '../kube/index.js';
 import type { KubeLaunchState } from './context.js';
 
 /** Writes a new nonce to the Pod's nonce file and returns it. */
@@ -15,7 +14,7 @@ export async function deliverFreshNonce(l: KubeLaunchState, pod: string): Promis
   const nonce = createNonce(l.env.random);
   const tmp = `${PATH.nonceFile}.new`;
   const script = `set -eu; umask 077; rm -f ${shQuote(tmp)}; cat >${shQuote(tmp)}; mv -f ${shQuote(tmp)} ${shQuote(PATH.nonceFile)}`;
-  const res = await execInContainer(l.client, {
+  const res = await l.kube.exec.exec({
     namespace: l.namespace,
     pod,
     container: l.profile.mainContainer,

@@ -17,7 +17,6 @@ import type { AgentctlDelivery } from '../artifacts.js';
 import { probeGuard, type ProbeResult } from '../compose/index.js';
 import type { ExecResult } from '../kube/index.js';
 import { bootstrapExecs, bootstrapPod, ProbeMismatchError, runBootstrap, type BootstrapExec } from './bootstrap.js';
-import type { Connected } from './connect.js';
 import type { KubeLaunchState } from './context.js';
 import type { PodMonitor } from './monitor.js';
 import { BootstrapProgress } from './bootstrap-progress.js';
@@ -32,108 +31,100 @@ function probeKey(l: KubeLaunchState): string | undefined {
   return main?.image === undefined ? undefined : JSON.stringify([main.image, main.env ?? []]);
 }
 
-export interface BootstrappedPod {
-  monitor: PodMonitor;
-  delivery: AgentctlDelivery;
-  /** The connect started by `opts.connect` as soon as the start marker was written; null without one. */
-  connecting: Promise<Connected> | null;
-}
-
 interface Early {
   execs: BootstrapExec[];
   done: Promise<ExecResult>;
 }
 
+interface PodBootstrapOptions {
+  name: string;
+  nonce: string;
+  clone: boolean;
+  /** Called the moment the bootstrap exec says it wrote the start marker (agentctl starts then). */
+  onAgentctlStarting?: () => void;
+}
+
 /**
- * Creates the Pod, waits until it takes an exec and bootstraps it; the caller closes the monitor.
- * `connect` (agentctl_connect) is started the moment the bootstrap exec says it wrote the start
- * marker, so the forward, the handshake and the instance create overlap prepare.sh (the clone): it
- * needs nothing of the workspace but that its mount exists, and the agent starts only after.
+ * The bodies of stages `pod_ready` ({@link ready}: create the Pod, wait until it takes an exec) and
+ * `bootstrap` ({@link run}) of one new Pod, with the image's probe remembered or used. The caller
+ * runs them as stages and closes the monitor `ready` returns; after a failure before the bootstrap
+ * ended it calls {@link fail}.
  */
-export async function readyAndBootstrap(
-  l: KubeLaunchState,
-  opts: { name: string; nonce: string; clone: boolean; connect?: (monitor: PodMonitor, signal: AbortSignal) => Promise<Connected> },
-): Promise<BootstrappedPod> {
-  const key = probeKey(l);
-  let markerWritten!: () => void;
-  const written = new Promise<void>((resolve) => (markerWritten = resolve));
-  const onAgentctlStarting = opts.connect === undefined ? undefined : markerWritten;
-  let connecting: Promise<Connected> | null = null;
-  const cancelConnect = new AbortController();
-  const remembered = key === undefined || l.req.repository.path !== undefined ? undefined : l.env.probes.get(key);
-  // A replacement's name was an earlier Pod's, whose containers may still run (see createReadyPod);
-  // not after a stop that saw that Pod gone with them (a resume).
-  const reusedName = !opts.clone && !l.meta.podReclaimed;
-  let monitor: PodMonitor | null = null;
-  // made now: an exec started while the Pod comes up already reports its steps to it
-  const progress = new BootstrapProgress({
-    budgets: l.profile.budgets,
-    timeoutsPath: `profiles.${l.identity.profile}.kubernetes.timeouts`,
-    report: (reason, message) => l.report({ stage: STAGE.bootstrap, status: 'waiting', reason, message }),
-  });
-  try {
-    let delivery: AgentctlDelivery;
-    let early: Early | null = null;
-    let gzip: boolean;
-    if (remembered !== undefined) {
-      gzip = remembered.gzip;
-      delivery = deliveryFor(l, remembered);
-      const d = delivery;
-      const ready = await l.stage(STAGE.podReady, async () => {
-        const execs = await bootstrapExecs(l, {
-          nonce: opts.nonce,
-          delivery: d,
-          clone: opts.clone,
-          compress: remembered.gzip,
-          guard: probeGuard(remembered),
-          progress,
-          ...(onAgentctlStarting ? { onAgentctlStarting } : {}),
-        });
-        const [first] = execs;
-        if (first === undefined) throw new Error('the bootstrap has no exec');
-        return { ...(await createReadyPod(l, opts.name, { reusedName, first })), execs };
-      });
-      monitor = ready.monitor;
-      if (ready.first !== null) early = { execs: ready.execs, done: ready.first };
-    } else {
-      const ready = await l.stage(STAGE.podReady, () => createReadyPod(l, opts.name, { reusedName }));
-      monitor = ready.monitor;
-      const probe = ready.probe as ProbeResult;
-      if (key !== undefined) l.env.probes.set(key, probe);
-      delivery = deliveryFor(l, probe);
-      gzip = probe.gzip;
-    }
-    const m = monitor;
-    m.endBudgets();
-    m.stage = STAGE.bootstrap;
-    if (opts.connect !== undefined) {
-      const connect = opts.connect;
-      connecting = written.then(() => connect(m, cancelConnect.signal));
-      connecting.catch(() => undefined); // awaited by the caller; until then a failure must not go unhandled
-    }
-    await l.stage(STAGE.bootstrap, async () => {
-      const options = { ...opts, reusedName, progress, ...(onAgentctlStarting ? { onAgentctlStarting } : {}) };
-      progress.start();
-      try {
-        delivery = await Promise.race([bootstrap(l, m, options, { delivery, gzip }, early, key), m.failure, progress.expired]);
-      } finally {
-        progress.stop();
-      }
-      await l.checkpoint(CHECKPOINT.bootstrapped);
+export class PodBootstrap {
+  readonly #l: KubeLaunchState;
+  readonly #opts: PodBootstrapOptions;
+  readonly #key: string | undefined;
+  readonly #remembered: ProbeResult | undefined;
+  /** A replacement's name was an earlier Pod's, whose containers may still run (see createReadyPod); not after a stop that saw that Pod gone with them (a resume). */
+  readonly #reusedName: boolean;
+  /** Made first: an exec started while the Pod comes up already reports its steps to it. */
+  readonly #progress: BootstrapProgress;
+  #delivery: AgentctlDelivery | null = null;
+  #gzip = false;
+  #early: Early | null = null;
+
+  constructor(l: KubeLaunchState, opts: PodBootstrapOptions) {
+    this.#l = l;
+    this.#opts = opts;
+    this.#key = probeKey(l);
+    this.#remembered = this.#key === undefined || l.req.repository.path !== undefined ? undefined : l.env.probes.get(this.#key);
+    this.#reusedName = !opts.clone && !l.meta.podReclaimed;
+    this.#progress = new BootstrapProgress({
+      budgets: l.profile.budgets,
+      timeoutsPath: `profiles.${l.identity.profile}.kubernetes.timeouts`,
+      report: (reason, message) => l.report({ stage: STAGE.bootstrap, status: 'waiting', reason, message }),
     });
-    markerWritten(); // (the line cannot have been missed, as the exec exits 0 after it; should it be, connect now)
-    return { monitor: m, delivery, connecting };
-  } catch (err) {
-    progress.stop();
-    monitor?.close();
-    // a connect started during the bootstrap is cut short and closes its forwards
-    cancelConnect.abort();
-    void connecting?.then(
-      (c) => Promise.allSettled(c.forwards.map((f) => f.close())),
-      () => undefined,
-    );
-    if (remembered !== undefined && key !== undefined) l.env.probes.delete(key);
-    throw err;
+  }
+
+  /** Stage `pod_ready`: creates the Pod and waits until it takes an exec; returns the Pod's monitor. */
+  async ready(): Promise<PodMonitor> {
+    const l = this.#l;
+    const remembered = this.#remembered;
+    if (remembered === undefined) {
+      const ready = await createReadyPod(l, this.#opts.name, { reusedName: this.#reusedName });
+      const probe = ready.probe as ProbeResult;
+      if (this.#key !== undefined) l.env.probes.set(this.#key, probe);
+      this.#delivery = deliveryFor(l, probe);
+      this.#gzip = probe.gzip;
+      return ready.monitor;
+    }
+    this.#gzip = remembered.gzip;
+    const delivery = deliveryFor(l, remembered);
+    this.#delivery = delivery;
+    const execs = await bootstrapExecs(l, { ...this.#uploadOptions(), delivery, compress: remembered.gzip, guard: probeGuard(remembered) });
+    const [first] = execs;
+    if (first === undefined) throw new Error('the bootstrap has no exec');
+    const ready = await createReadyPod(l, this.#opts.name, { reusedName: this.#reusedName, first });
+    if (ready.first !== null) this.#early = { execs, done: ready.first };
+    return ready.monitor;
+  }
+
+  /** Stage `bootstrap`: the upload and prepare.sh, each step under its budget; returns the delivery used. */
+  async run(monitor: PodMonitor): Promise<AgentctlDelivery> {
+    const l = this.#l;
+    monitor.endBudgets();
+    monitor.stage = STAGE.bootstrap;
+    const options = { ...this.#uploadOptions(), name: this.#opts.name, reusedName: this.#reusedName };
+    const used = { delivery: this.#delivery as AgentctlDelivery, gzip: this.#gzip };
+    this.#progress.start();
+    try {
+      this.#delivery = await Promise.race([bootstrap(l, monitor, options, used, this.#early, this.#key), monitor.failure, this.#progress.expired]);
+    } finally {
+      this.#progress.stop();
+    }
+    await l.checkpoint(CHECKPOINT.bootstrapped);
+    return this.#delivery;
+  }
+
+  /** After a failure of either stage: the progress stops, and a remembered probe is forgotten (the next launch probes again). */
+  fail(): void {
+    this.#progress.stop();
+    if (this.#remembered !== undefined && this.#key !== undefined) this.#l.env.probes.delete(this.#key);
+  }
+
+  #uploadOptions(): { nonce: string; clone: boolean; progress: BootstrapProgress; onAgentctlStarting?: () => void } {
+    const { nonce, clone, onAgentctlStarting } = this.#opts;
+    return { nonce, clone, progress: this.#progress, ...(onAgentctlStarting ? { onAgentctlStarting } : {}) };
   }
 }
 

@@ -7,10 +7,10 @@
  * @module
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { LaunchError } from '../../executor.js';
+import { LaunchError } from '../../launch-kit/index.js';
 import { CHECKPOINT, STAGE } from '../constants.js';
 import { AdmissionError, assertPodAdmitted, parseProbeOutput, PROBE_SCRIPT, type ProbeResult } from '../compose/index.js';
-import { createPod, execInContainer, getPod, isExecUnavailable, KubeExecError, SUBPROTOCOL_UNSUPPORTED, type ExecResult } from '../kube/index.js';
+import { isExecUnavailable, KubeExecError, SUBPROTOCOL_UNSUPPORTED, type ExecResult } from '../kube/index.js';
 import type { KubeLaunchState } from './context.js';
 import { createOwned } from './create.js';
 import { desiredPod } from './desired.js';
@@ -22,7 +22,7 @@ const SILENT_ATTEMPT_MS = 5_000;
 /** Pause between exec attempts while the container starts: dense first (an exec costs ~50 ms), then backing off. */
 const PROBE_DELAYS_MS = [25, 25, 50, 50, 100, 100, 200, 400];
 
-export interface ReadyPod {
+interface ReadyPod {
   pod: V1Pod;
   monitor: PodMonitor;
   /** What the probe found; null when the first exec was the bootstrap (`first` of the options). */
@@ -32,7 +32,7 @@ export interface ReadyPod {
 }
 
 /** An exec to start as soon as the container takes one, instead of the probe; it must print to stdout first thing. */
-export interface FirstExec {
+interface FirstExec {
   command: string[];
   stdin: Buffer[];
   onStdout?: (chunk: Buffer) => void;
@@ -66,11 +66,11 @@ export async function createReadyPod(l: KubeLaunchState, name: string, opts: { r
     stage: STAGE.podReady,
     desired,
     create: async () => {
-      const pod = await createPod(l.client, l.namespace, desired, { ...(l.signal ? { signal: l.signal } : {}) });
+      const pod = await l.kube.objects.createPod(l.namespace, desired, { ...(l.signal ? { signal: l.signal } : {}) });
       answered = true;
       return pod;
     },
-    get: (signal) => getPod(l.client, l.namespace, name, signal),
+    get: (signal) => l.kube.objects.getPod(l.namespace, name, signal),
   });
   const uid = created.metadata?.uid ?? '';
   l.createdPod = { name, uid };
@@ -135,7 +135,7 @@ async function execWhenAccepted(l: KubeLaunchState, monitor: PodMonitor, pod: st
     // (it cannot have got far: the command prints before anything else).
     const silent = new AbortController();
     const timer = setTimeout(() => silent.abort(), SILENT_ATTEMPT_MS);
-    const done = execInContainer(l.client, {
+    const done = l.kube.exec.exec({
       namespace: l.namespace,
       pod,
       container: l.profile.mainContainer,
@@ -174,7 +174,7 @@ export async function probeUntilReady(l: KubeLaunchState, monitor: PodMonitor, p
       // not due yet
     }
     try {
-      const res = await execInContainer(l.client, {
+      const res = await l.kube.exec.exec({
         namespace: l.namespace,
         pod,
         container: l.profile.mainContainer,

@@ -8,13 +8,11 @@
  * @module
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { withRollbackErrors } from '../../../shared/errors.js';
 import type { ExecutorInstance, InstanceSecrets } from '../../executor.js';
-import { isLaunchError, LaunchError } from '../../executor.js';
+import { INIT_STAGE, LaunchError, REASON, Rollback } from '../../launch-kit/index.js';
 import { META, STAGE } from '../constants.js';
 import { ownershipLabelProblems, ownershipLabels } from '../compose/index.js';
 import { deleteAll, deleteEach } from '../cleanup.js';
-import { getPod, getPvc } from '../kube/index.js';
 import { pendingTarget } from '../pending.js';
 import { POD_AGENTCTL } from '../artifacts.js';
 import { reconnect } from './connect.js';
@@ -22,11 +20,11 @@ import type { KubeLaunchState } from './context.js';
 import { buildInstance, instanceEnv } from './instance.js';
 import { deliverFreshNonce } from './nonce-delivery.js';
 import { createNonce } from '../compose/index.js';
-import { startPod } from './start-pod.js';
+import { PodStart } from './start-pod.js';
 
 const RECONNECT_TIMEOUT_MS = 15_000;
 
-export interface ReviveOptions {
+interface ReviveOptions {
   secrets: InstanceSecrets;
   /**
    * A refresh of a ready session: a Pod that is gone or failed is replaced as on a resume, and the
@@ -39,10 +37,10 @@ export interface ReviveOptions {
 
 export async function reviveLaunch(l: KubeLaunchState, opts: ReviveOptions): Promise<ExecutorInstance> {
   await removePendingPod(l);
-  const pod = await getPod(l.client, l.namespace, l.meta.podName, l.signal);
+  const pod = await l.kube.objects.getPod(l.namespace, l.meta.podName, l.signal);
   if (pod !== undefined && pod.metadata?.uid !== l.meta.podUid) {
     throw new LaunchError(
-      'initialize',
+      INIT_STAGE,
       'PodReplaced',
       `Pod ${l.namespace}/${l.meta.podName} is not the one Berth recorded (UID ${pod.metadata?.uid ?? '?'}): another object took its name, so Berth does not touch it`,
     );
@@ -52,13 +50,13 @@ export async function reviveLaunch(l: KubeLaunchState, opts: ReviveOptions): Pro
   const noticedAt = new Date().toISOString();
   if (l.meta.workspaceMode === 'empty_dir') {
     // nothing is created: a new Pod would start with an empty workspace, as if the work were still there
-    throw new LaunchError('initialize', 'WorkspaceLost', `the Pod ${l.namespace}/${l.meta.podName} is gone (${gone.reason}: ${gone.message}) and its workspace was an emptyDir: the work is lost`);
+    throw new LaunchError(INIT_STAGE, REASON.workspaceLost, `the Pod ${l.namespace}/${l.meta.podName} is gone (${gone.reason}: ${gone.message}) and its workspace was an emptyDir: the work is lost`);
   }
   // Say why before the new Pod's stages run: a replacement is no silent relaunch.
   if (opts.explainReplacement) l.report({ stage: STAGE.podReady, status: 'waiting', reason: gone.reason, message: `${gone.message}; creating a new one on the same volume` });
   if (pod !== undefined && pod.metadata?.uid === l.meta.podUid) {
     // our Pod, but failed or finishing: it goes first (verified by UID and labels)
-    await deleteAll(l.client, [{ kind: 'Pod', namespace: l.namespace, name: l.meta.podName, uid: l.meta.podUid ?? '', labels: ownershipLabels(l.identity) }], AbortSignal.timeout(60_000), 'refuse');
+    await deleteAll(l.kube.objects, [{ kind: 'Pod', namespace: l.namespace, name: l.meta.podName, uid: l.meta.podUid ?? '', labels: ownershipLabels(l.identity) }], AbortSignal.timeout(60_000), 'refuse');
   }
   const instance = await replace(l);
   return { ...instance, replaced: { reason: gone.reason, message: gone.message, at: noticedAt } };
@@ -72,8 +70,8 @@ export async function reviveLaunch(l: KubeLaunchState, opts: ReviveOptions): Pro
 async function removePendingPod(l: KubeLaunchState): Promise<void> {
   if (l.meta.pendingCreateDigest === null) return;
   const deadline = AbortSignal.timeout(60_000);
-  const target = await pendingTarget(l.client, l.meta, recordedState(l.req.previous?.metadata ?? {}), deadline, l.env.log);
-  if (target !== null) await deleteAll(l.client, [target], deadline, 'refuse');
+  const target = await pendingTarget(l.kube.objects, l.meta, recordedState(l.req.previous?.metadata ?? {}), deadline, l.env.log);
+  if (target !== null) await deleteAll(l.kube.objects, [target], deadline, 'refuse');
   l.meta = { ...l.meta, pendingCreateDigest: null };
 }
 
@@ -104,10 +102,10 @@ function restartCountOf(l: KubeLaunchState, pod: V1Pod): number {
 /** The recorded Pod runs: verify its labels, reconnect to agentctl in it. */
 async function reattach(l: KubeLaunchState, pod: V1Pod, secrets: InstanceSecrets): Promise<ExecutorInstance> {
   const problems = ownershipLabelProblems(pod.metadata?.labels, ownershipLabels(l.identity));
-  if (problems.length > 0) throw new LaunchError('initialize', 'OwnershipMismatch', `Pod ${l.namespace}/${l.meta.podName}: ${problems.join('; ')}; not reconnecting`);
+  if (problems.length > 0) throw new LaunchError(INIT_STAGE, 'OwnershipMismatch', `Pod ${l.namespace}/${l.meta.podName}: ${problems.join('; ')}; not reconnecting`);
   const c = await l.stage(STAGE.agentctlConnect, () =>
     reconnect(
-      { client: l.client, namespace: l.namespace, pod: l.meta.podName, instanceId: l.identity.instanceId, instanceEnv: instanceEnv(l.req), labels: {}, ...(l.signal ? { signal: l.signal } : {}) },
+      { forward: l.kube.forward, fetch: l.env.fetch, namespace: l.namespace, pod: l.meta.podName, instanceId: l.identity.instanceId, instanceEnv: instanceEnv(l.req), labels: {}, ...(l.signal ? { signal: l.signal } : {}) },
       secrets,
       { timeoutMs: RECONNECT_TIMEOUT_MS, freshNonce: () => deliverFreshNonce(l, l.meta.podName) },
     ),
@@ -118,24 +116,29 @@ async function reattach(l: KubeLaunchState, pod: V1Pod, secrets: InstanceSecrets
 
 /** A new Pod under the recorded name on the recorded claim; a new nonce (never the last Pod's); no clone. */
 async function replace(l: KubeLaunchState): Promise<ExecutorInstance> {
+  const nonce = createNonce(l.env.random);
+  const pod = new PodStart(l, { name: l.meta.podName, nonce, clone: false });
   try {
     await l.stage(STAGE.storage, () => verifyClaim(l));
-    const nonce = createNonce(l.env.random);
-    const { connected, delivery } = await startPod(l, { name: l.meta.podName, nonce, clone: false });
-    return buildInstance(l, connected, { authToken: connected.token, bootstrapNonce: nonce }, true, delivery.command);
+    await l.stage(STAGE.podReady, () => pod.ready());
+    await l.stage(STAGE.bootstrap, () => pod.bootstrap());
+    const connected = await l.stage(STAGE.agentctlConnect, () => pod.connect());
+    return buildInstance(l, connected, { authToken: connected.token, bootstrapNonce: nonce }, true, pod.agentctlCommand);
   } catch (err) {
+    pod.abandon();
     // A failed resume removes the Pod it created (the claim and the row stay: resume again).
-    const errors = l.createdPod ? await deleteEach(l.client, [{ kind: 'Pod', namespace: l.namespace, ...l.createdPod, labels: null }], AbortSignal.timeout(60_000)) : [];
-    const e = err instanceof Error ? err : new Error(String(err));
-    if (isLaunchError(e)) e.rollbackErrors = errors;
-    throw withRollbackErrors(e, errors);
+    const rb = new Rollback();
+    if (l.createdPod) rb.record(...(await deleteEach(l.kube.objects, [{ kind: 'Pod', namespace: l.namespace, ...l.createdPod, labels: null }], rb.signal)));
+    throw rb.finish(err);
+  } finally {
+    pod.close();
   }
 }
 
 /** The recorded claim must still be the recorded one (same UID); an existing claim is only read. */
 async function verifyClaim(l: KubeLaunchState): Promise<void> {
   if (l.meta.pvcName === null) return;
-  const pvc = await getPvc(l.client, l.namespace, l.meta.pvcName, l.signal);
+  const pvc = await l.kube.objects.getPvc(l.namespace, l.meta.pvcName, l.signal);
   if (pvc === undefined) throw new LaunchError(STAGE.storage, 'ClaimNotFound', `the workspace PVC ${l.namespace}/${l.meta.pvcName} is gone: the work cannot be recovered (remove the session)`);
   if (pvc.metadata?.uid !== l.meta.pvcUid) {
     throw new LaunchError(STAGE.storage, 'ClaimReplaced', `PVC ${l.namespace}/${l.meta.pvcName} is not the one Berth recorded (UID ${pvc.metadata?.uid ?? '?'}); not mounting it`);
@@ -147,6 +150,6 @@ async function verifyClaim(l: KubeLaunchState): Promise<void> {
   l.pvc = pvc;
 }
 
-export function recordedState(metadata: Readonly<Record<string, string>>): string {
+function recordedState(metadata: Readonly<Record<string, string>>): string {
   return metadata[META.state] ?? 'ready';
 }

@@ -1,9 +1,13 @@
 /**
- * The part of a launch that brings a new Pod to a connected agentctl — `pod_ready` and `bootstrap`
- * (pod-bootstrap.ts), `agentctl_connect` — shared by a fresh launch and by a replacement Pod (a resume after stop).
- * The Pod monitor runs throughout, so a failure in the Pod ends whichever stage is running; each
- * checkpoint is written inside the stage of its side effect. On failure the monitor and any
- * forward are closed; deleting the Pod is the caller's rollback.
+ * A new Pod brought to a connected agentctl, one method per stage — `pod_ready`, `bootstrap`
+ * (pod-bootstrap.ts), `agentctl_connect` — for a fresh launch and for a replacement Pod (a resume
+ * after stop), which run them as stages in this order. The Pod monitor runs throughout, so a
+ * failure in the Pod ends whichever stage is running; each checkpoint is written inside the stage
+ * of its side effect. The connect starts the moment the bootstrap exec says it wrote the start
+ * marker, so the forward, the handshake and the instance create overlap prepare.sh (the clone): it
+ * needs nothing of the workspace but that its mount exists, and the agent starts only after.
+ * After a failure {@link PodStart.abandon} closes the monitor and any forward; deleting the Pod is
+ * the caller's rollback.
  * @module
  */
 import { CHECKPOINT, STAGE } from '../constants.js';
@@ -12,58 +16,112 @@ import { connectFresh, type Connected } from './connect.js';
 import type { KubeLaunchState } from './context.js';
 import { instanceEnv } from './instance.js';
 import type { PodMonitor } from './monitor.js';
-import { readyAndBootstrap } from './pod-bootstrap.js';
+import { PodBootstrap } from './pod-bootstrap.js';
 
 /** How long agentctl may take to answer once the workspace is prepared. */
 const CONNECT_TIMEOUT_MS = 60_000;
 
-export interface StartedPod {
-  connected: Connected;
-  delivery: AgentctlDelivery;
+interface PodStartOptions {
+  /** The Pod's name: the instance's, or the recorded one for a replacement. */
+  name: string;
+  /** The bootstrap nonce this Pod's agentctl trades for its token. */
+  nonce: string;
+  /** A fresh workspace clones; a replacement on a retained volume keeps what is there. */
+  clone: boolean;
 }
 
-export async function startPod(l: KubeLaunchState, opts: { name: string; nonce: string; clone: boolean }): Promise<StartedPod> {
-  let monitor: PodMonitor | null = null;
-  let connecting: Promise<Connected> | null = null;
-  const cancel = new AbortController();
-  try {
-    const target = {
-      client: l.client,
-      namespace: l.namespace,
-      pod: opts.name,
-      instanceId: l.identity.instanceId,
-      instanceEnv: instanceEnv(l.req),
-      labels: { session_id: l.identity.sessionId, executor: l.identity.executor, profile: l.identity.profile },
-    };
-    // Connecting starts while prepare.sh still runs (see readyAndBootstrap); it is awaited in its own stage.
-    const connect = (m: PodMonitor, stop: AbortSignal): Promise<Connected> => {
-      const signal = AbortSignal.any([stop, cancel.signal, ...(l.signal ? [l.signal] : [])]);
-      return connectFresh({ ...target, signal }, opts.nonce, { failure: m.failure, timeoutMs: CONNECT_TIMEOUT_MS });
-    };
-    // A resume or a replacement (no clone) reuses the recorded Pod name.
-    const pod = await readyAndBootstrap(l, { ...opts, connect });
-    monitor = pod.monitor;
-    const { delivery } = pod;
-    const m = monitor;
+/** The stages of one new Pod, run by the caller in order: {@link ready}, {@link bootstrap}, {@link connect}. */
+export class PodStart {
+  readonly #l: KubeLaunchState;
+  readonly #opts: PodStartOptions;
+  /** Cuts a connect still running short (a failure, or a step that ignores the abort). */
+  readonly #cancel = new AbortController();
+  readonly #markerSeen: Promise<void>;
+  #markerWritten!: () => void;
+  #boot: PodBootstrap | null = null;
+  #monitor: PodMonitor | null = null;
+  #delivery: AgentctlDelivery | null = null;
+  #connecting: Promise<Connected> | null = null;
+  #bootstrapped = false;
+
+  constructor(l: KubeLaunchState, opts: PodStartOptions) {
+    this.#l = l;
+    this.#opts = opts;
+    this.#markerSeen = new Promise<void>((resolve) => (this.#markerWritten = resolve));
+  }
+
+  /** argv that runs agentctl in the Pod (after {@link bootstrap}). */
+  get agentctlCommand(): readonly string[] {
+    return this.#delivery?.command ?? [];
+  }
+
+  /** Stage `pod_ready`: creates the Pod and waits until its main container takes an exec. */
+  async ready(): Promise<void> {
+    this.#boot = new PodBootstrap(this.#l, { ...this.#opts, onAgentctlStarting: () => this.#markerWritten() });
+    this.#monitor = await this.#boot.ready();
+  }
+
+  /** Stage `bootstrap`: the upload and prepare.sh; the connect starts once the start marker is written. */
+  async bootstrap(): Promise<void> {
+    const m = this.#startedMonitor();
+    this.#connecting = this.#markerSeen.then(() => this.#connect(m));
+    this.#connecting.catch(() => undefined); // awaited by connect(); until then a failure must not go unhandled
+    this.#delivery = await (this.#boot as PodBootstrap).run(m);
+    this.#bootstrapped = true;
+  }
+
+  /** Stage `agentctl_connect`: the connect started during the bootstrap, awaited; checkpointed. */
+  async connect(): Promise<Connected> {
+    const l = this.#l;
+    const m = this.#startedMonitor();
     m.stage = STAGE.agentctlConnect;
-    const c = await l.stage(STAGE.agentctlConnect, async () => {
-      connecting = pod.connecting ?? connect(m, cancel.signal);
-      const connected = await Promise.race([connecting, m.failure]);
-      l.meta = { ...l.meta, remotePort: connected.instancePort, restartCount: m.restartCount };
-      await l.checkpoint(CHECKPOINT.agentctlConnected);
-      return connected;
-    });
-    return { connected: c, delivery };
-  } catch (err) {
-    // a connect still running is cut short, and its forwards close once it settles (not awaited:
-    // a step that ignores the abort must not hold up the rollback, or a stop waiting for it)
-    cancel.abort();
-    void (connecting as Promise<Connected> | null)?.then(
+    // (the marker line cannot have been missed, as the exec exits 0 after it; should it be, connect now)
+    this.#markerWritten();
+    this.#connecting ??= this.#connect(m);
+    const connected = await Promise.race([this.#connecting, m.failure]);
+    l.meta = { ...l.meta, remotePort: connected.instancePort, restartCount: m.restartCount };
+    await l.checkpoint(CHECKPOINT.agentctlConnected);
+    return connected;
+  }
+
+  /**
+   * After a failure of any stage: the bootstrap's progress stops (and a remembered probe is
+   * forgotten) when it had not ended, the monitor closes, and a connect still running is cut short
+   * and closes its forwards once it settles (not awaited: a step that ignores the abort must not
+   * hold up the rollback, or a stop waiting for it).
+   */
+  abandon(): void {
+    if (!this.#bootstrapped) this.#boot?.fail();
+    this.close();
+    this.#cancel.abort();
+    void this.#connecting?.then(
       (open) => Promise.allSettled(open.forwards.map((f) => f.close())),
       () => undefined,
     );
-    throw err;
-  } finally {
-    monitor?.close();
+  }
+
+  /** Ends the monitor (the Pod is watched only while it starts). Idempotent. */
+  close(): void {
+    this.#monitor?.close();
+  }
+
+  #startedMonitor(): PodMonitor {
+    if (this.#monitor === null) throw new Error('the Pod is not ready yet');
+    return this.#monitor;
+  }
+
+  #connect(m: PodMonitor): Promise<Connected> {
+    const l = this.#l;
+    const target = {
+      forward: l.kube.forward,
+      fetch: l.env.fetch,
+      namespace: l.namespace,
+      pod: this.#opts.name,
+      instanceId: l.identity.instanceId,
+      instanceEnv: instanceEnv(l.req),
+      labels: { session_id: l.identity.sessionId, executor: l.identity.executor, profile: l.identity.profile },
+      signal: AbortSignal.any([this.#cancel.signal, ...(l.signal ? [l.signal] : [])]),
+    };
+    return connectFresh(target, this.#opts.nonce, { failure: m.failure, timeoutMs: CONNECT_TIMEOUT_MS });
   }
 }

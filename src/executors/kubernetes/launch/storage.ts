@@ -6,10 +6,9 @@
  * which reports the binding with its own budget.
  * @module
  */
-import { LaunchError } from '../../executor.js';
+import { LaunchError } from '../../launch-kit/index.js';
 import { CHECKPOINT, STAGE } from '../constants.js';
 import { AdmissionError, assertPvcAdmitted } from '../compose/index.js';
-import { createPvc, getPvc } from '../kube/index.js';
 import { awaitClaimBinding } from './claim-binding.js';
 import { createOwned } from './create.js';
 import { desiredPvc } from './desired.js';
@@ -29,8 +28,8 @@ export async function provisionStorage(l: KubeLaunchState): Promise<void> {
     kind: 'PVC',
     stage: STAGE.storage,
     desired,
-    create: () => createPvc(l.client, l.namespace, desired, { ...(l.signal ? { signal: l.signal } : {}) }),
-    get: (signal) => getPvc(l.client, l.namespace, desired.metadata?.name ?? '', signal),
+    create: () => l.kube.objects.createPvc(l.namespace, desired, { ...(l.signal ? { signal: l.signal } : {}) }),
+    get: (signal) => l.kube.objects.getPvc(l.namespace, desired.metadata?.name ?? '', signal),
   });
   const uid = created.metadata?.uid ?? '';
   l.createdPvc = { name: created.metadata?.name ?? '', uid };
@@ -50,7 +49,7 @@ export async function provisionStorage(l: KubeLaunchState): Promise<void> {
 
 /** existing_claim: the operator's claim, only read (never created, never deleted). */
 async function useExistingClaim(l: KubeLaunchState, claimName: string): Promise<void> {
-  const claim = await getPvc(l.client, l.namespace, claimName, l.signal);
+  const claim = await l.kube.objects.getPvc(l.namespace, claimName, l.signal);
   if (claim === undefined) {
     throw new LaunchError(STAGE.storage, 'ClaimNotFound', `existing claim ${l.namespace}/${claimName} was not found (create it, or fix profiles.*.kubernetes.workspace.claim_name)`);
   }

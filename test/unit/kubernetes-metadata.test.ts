@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { persistentMetadata } from '../../inventory/records.js';
-import { META } from './constants.js';
-import { decodeKubernetesMetadata, encodeKubernetesMetadata, KubernetesInventoryError, podAdmissionVerified, type KubernetesMetadata } from './metadata.js';
+import { persistentMetadata } from '../../src/inventory/records.js';
+import { KubernetesExecutor } from '../../src/executors/kubernetes/executor.js';
+import { META } from '../../src/executors/kubernetes/constants.js';
+import { decodeKubernetesMetadata, encodeKubernetesMetadata, KubernetesInventoryError, podAdmissionVerified, type KubernetesMetadata } from '../../src/executors/kubernetes/metadata.js';
 
 const base: KubernetesMetadata = {
   instanceId: 's-1-abc',
@@ -34,7 +35,7 @@ const podCreating: KubernetesMetadata = { ...base, podUid: null, remotePort: nul
 describe('kubernetes inventory metadata', () => {
   it('round-trips through encode/decode and is entirely persistable', () => {
     const encoded = encodeKubernetesMetadata(base, 'ready');
-    expect(persistentMetadata(encoded)).toEqual(encoded);
+    expect(persistentMetadata(encoded, [KubernetesExecutor.capabilities.metadataKeyPrefix])).toEqual(encoded);
     expect(decodeKubernetesMetadata(encoded, 'ready')).toEqual(base);
   });
 
@@ -90,7 +91,7 @@ describe('kubernetes inventory metadata', () => {
   ])('round-trips the intent checkpoint %s with its digest', (_what, m) => {
     const state = _what.split(' ')[0] ?? '';
     const encoded = encodeKubernetesMetadata(m, state);
-    expect(persistentMetadata(encoded)).toEqual(encoded);
+    expect(persistentMetadata(encoded, [KubernetesExecutor.capabilities.metadataKeyPrefix])).toEqual(encoded);
     expect(encoded[META.pendingCreateDigest]).toBe(DIGEST);
     expect(decodeKubernetesMetadata(encoded, state)).toEqual(m);
   });

@@ -1,12 +1,14 @@
 /**
  * A tiny method + path router: patterns are `/`-separated segments where `:name` captures one
- * (percent-decoded) segment. Matching tells "unknown path" (404) apart from "wrong method" (405).
+ * non-empty (percent-decoded) segment. Paths match segment by segment, so `/a/` is not `/a`.
+ * Matching tells "unknown path" (404) apart from "wrong method" (405) and a malformed
+ * percent-encoding (400).
  * @module
  */
 
 export type Params = Readonly<Record<string, string>>;
 
-export type RouteMatch<H> =
+type RouteMatch<H> =
   | { readonly kind: 'found'; readonly handler: H; readonly params: Params }
   | { readonly kind: 'method_not_allowed'; readonly allowed: readonly string[] }
   | { readonly kind: 'not_found' }
@@ -18,32 +20,28 @@ interface Route<H> {
   readonly handler: H;
 }
 
-function split(path: string): string[] {
-  return path.split('/').filter((s) => s !== '');
-}
-
 export class Router<H> {
   readonly #routes: Route<H>[] = [];
 
   /**
    * Registers `handler` for `method` and `pattern`, e.g. `/api/v1/processes/:id`. Pattern segments
-   * are percent-decoded, so patterns built with the protocol's (encoding) route helpers work.
+   * are percent-decoded, so patterns built with the (encoding) route helpers of the wire modules work.
    */
   add(method: string, pattern: string, handler: H): this {
-    this.#routes.push({ method: method.toUpperCase(), segments: split(pattern).map(decodeURIComponent), handler });
+    this.#routes.push({ method: method.toUpperCase(), segments: pattern.split('/').map(decodeURIComponent), handler });
     return this;
   }
 
   /** Matches a request path (no query string). */
   match(method: string, path: string): RouteMatch<H> {
-    const parts = split(path);
+    const parts = path.split('/');
     const allowed: string[] = [];
     for (const route of this.#routes) {
       const params = matchSegments(route.segments, parts);
       if (params === null) continue;
       if (params === 'bad') return { kind: 'bad_path' };
       if (route.method === method.toUpperCase()) return { kind: 'found', handler: route.handler, params };
-      allowed.push(route.method);
+      if (!allowed.includes(route.method)) allowed.push(route.method);
     }
     return allowed.length > 0 ? { kind: 'method_not_allowed', allowed } : { kind: 'not_found' };
   }
@@ -55,7 +53,7 @@ function matchSegments(pattern: readonly string[], parts: readonly string[]): Re
   for (let i = 0; i < pattern.length; i++) {
     const want = pattern[i] as string;
     const got = parts[i] as string;
-    if (want.startsWith(':')) {
+    if (want.startsWith(':') && got !== '') {
       try {
         params[want.slice(1)] = decodeURIComponent(got);
       } catch {

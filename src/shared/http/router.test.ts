@@ -14,12 +14,26 @@ describe('Router', () => {
 
   it('captures and decodes a parameter', () => {
     expect(router.match('GET', '/api/v1/processes/a%20b')).toEqual({ kind: 'found', handler: 'get', params: { id: 'a b' } });
+    expect(router.match('GET', '/api/v1/processes/a%2Fb')).toEqual({ kind: 'found', handler: 'get', params: { id: 'a/b' } });
   });
 
   it('tells a wrong method apart from an unknown path', () => {
     expect(router.match('PUT', '/api/v1/processes/x')).toEqual({ kind: 'method_not_allowed', allowed: ['GET', 'DELETE'] });
     expect(router.match('GET', '/api/v1/nope')).toEqual({ kind: 'not_found' });
     expect(router.match('GET', '/api/v1/processes/x/stdin/more')).toEqual({ kind: 'not_found' });
+  });
+
+  it('names each allowed method once', () => {
+    const r = new Router<string>().add('GET', '/x/:a', 'one').add('GET', '/x/:b', 'two').add('POST', '/x/:a', 'three');
+    expect(r.match('PUT', '/x/1')).toEqual({ kind: 'method_not_allowed', allowed: ['GET', 'POST'] });
+    expect(r.match('GET', '/x/1')).toMatchObject({ handler: 'one', params: { a: '1' } });
+  });
+
+  it('matches segment by segment: no empty parameter, no extra or missing slash', () => {
+    expect(router.match('GET', '/api/v1/processes/')).toEqual({ kind: 'not_found' });
+    expect(router.match('GET', '/api/v1/processes//stdin')).toEqual({ kind: 'not_found' });
+    expect(router.match('GET', '/health/')).toEqual({ kind: 'not_found' });
+    expect(router.match('GET', '//health')).toEqual({ kind: 'not_found' });
   });
 
   it('reports a malformed percent-encoding as a bad path', () => {

@@ -8,8 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubernetesProfile } from '../types.js';
-import type { ResourceIdentity } from './identity.js';
-import { bootstrapPaths, type BootstrapPaths } from './paths.js';
+import { bootstrapPaths, type BootstrapPaths, type ResourceIdentity } from '../compose/index.js';
 
 export const IDENTITY: ResourceIdentity = { instanceId: 'instance-1', sessionId: 'ses-1', executor: 'cluster', profile: 'k8s' };
 
@@ -33,7 +32,7 @@ export const SHELLS: [string, string[]][] = [
   ...(existsSync('/usr/bin/busybox') || existsSync('/bin/busybox') ? [['busybox', [existsSync('/usr/bin/busybox') ? '/usr/bin/busybox' : '/bin/busybox', 'sh']] as [string, string[]]] : []),
 ];
 
-export interface ShResult {
+interface ShResult {
   status: number | null;
   stdout: string;
   stderr: string;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { persistentMetadata } from '../../inventory/records.js';
-import { decodeLocalMetadata, encodeLocalMetadata, LocalMetadataError, type LocalMetadata } from './metadata.js';
+import { persistentMetadata } from '../../src/inventory/records.js';
+import { LocalExecutor } from '../../src/executors/local/executor.js';
+import { decodeLocalMetadata, encodeLocalMetadata, LocalMetadataError, type LocalMetadata } from '../../src/executors/local/metadata.js';
 
 const full: LocalMetadata = {
   instanceId: 'i-1',
@@ -22,7 +23,7 @@ describe('local metadata', () => {
 
   it('is entirely persistable (the inventory accepts every key)', () => {
     const encoded = encodeLocalMetadata(full, 'ready');
-    expect(persistentMetadata(encoded)).toEqual(encoded);
+    expect(persistentMetadata(encoded, [LocalExecutor.capabilities.metadataKeyPrefix])).toEqual(encoded);
   });
 
   it('omits what is not known yet', () => {

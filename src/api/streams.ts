@@ -3,10 +3,10 @@
  * `ReadableStream`, plus base64 helpers. No Node APIs here (browser-safe).
  * @module
  */
-import { StreamBrokenError } from '../api/errors.js';
+import { StreamBrokenError } from './errors.js';
 
 /** Yields each line of a byte stream; throws StreamBrokenError when the connection breaks mid-way. */
-export async function* readLines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+async function* readLines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   const reader = body.getReader();
   let buf = '';
