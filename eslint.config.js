@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'test/cluster/**/*.go', 'coverage/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'docs/**', 'test/cluster/**/*.go', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
