@@ -1,5 +1,5 @@
 /**
- * Routes of an instance server (paths from src/protocol/routes.ts): health, processes, files, git.
+ * Routes of an instance server (paths from src/protocol/routes.ts): health, processes (ACP ones: acp/routes.ts), files, git.
  * @module
  */
 import {
@@ -21,6 +21,7 @@ import type { ProcessSupervisor } from './processes/supervisor.js';
 import { deletePath, listTree, MAX_TREE_DEPTH, readFileContent, writeFileContent, type Workspace } from './workspace/files.js';
 import { gitCommit, gitDiff, gitLog, gitStatus } from './workspace/git.js';
 import { protocolError } from './errors.js';
+import { addAcpRoutes } from './acp/routes.js';
 
 const P = ':id';
 const GIT_LOG_MAX = 1000;
@@ -75,6 +76,7 @@ export function instanceRouter(ctx: InstanceContext): Router<Route> {
       return { status: 200, body: page };
     },
   });
+  addAcpRoutes(r, processes);
 
   r.add('GET', instanceRoutes.filesTree, {
     handler: async ({ query }) => {

@@ -6,6 +6,7 @@ import { ENV } from '../protocol/index.js';
 import { parseAgentctlConfig } from './config.js';
 import { startDaemon } from './daemon.js';
 import { runDemoAgent } from './demo-agent.js';
+import { runDemoAcpAgent } from './demo-acp-agent.js';
 import { ConfigFieldError } from '../shared/config-field-error.js';
 import { createLogger } from './logger.js';
 import { VERSION } from './version.js';
@@ -14,6 +15,7 @@ const HELP = `agentctl ${VERSION}: the in-workspace daemon of Berth.
 
 Usage: agentctl [--version | --help]
        agentctl demo-agent     run Berth's scripted demo agent in the current directory
+       agentctl demo-acp-agent the same speaking the Agent Client Protocol on stdio
 
 Environment:
   ${ENV.controlPort}            control port on 127.0.0.1, 0 for any free port (default 8765)
@@ -45,6 +47,10 @@ async function main(argv: readonly string[]): Promise<void> {
   }
   if (argv[0] === 'demo-agent') {
     await runDemoAgent();
+    return;
+  }
+  if (argv[0] === 'demo-acp-agent') {
+    await runDemoAcpAgent();
     return;
   }
   if (argv.length > 0) {

@@ -7,6 +7,7 @@ export * from './constants.js';
 export * from './errors.js';
 export * from './control.js';
 export * from './processes.js';
+export * from './acp.js';
 export * from './files.js';
 export * from './git.js';
 export * from './routes.js';

@@ -12,6 +12,15 @@ const SIGNALS = ['SIGTERM', 'SIGKILL', 'SIGINT', 'SIGHUP', 'SIGQUIT', 'SIGUSR1',
 const SignalSchema = z.enum(SIGNALS);
 export type SignalName = z.infer<typeof SignalSchema>;
 
+/** How agentctl talks to an agent: `raw` pipes bytes (stdin/stdout/stderr), `acp` is the Agent Client Protocol over its stdio. */
+export const ProcessProtocolSchema = z.enum(['raw', 'acp']);
+/**
+ * Who answers an ACP agent's permission requests: `ask` holds each for a person (…/permissions),
+ * `auto-edits` allows reads and edits itself and asks for the rest, `auto-all` allows everything.
+ */
+const ApprovePolicySchema = z.enum(['ask', 'auto-edits', 'auto-all']);
+export type ApprovePolicy = z.infer<typeof ApprovePolicySchema>;
+
 export const StartProcessRequestSchema = z.strictObject({
   /** argv; the first element is looked up in PATH. No shell is involved. */
   command: z.array(z.string()).min(1).max(4096),
@@ -24,6 +33,11 @@ export const StartProcessRequestSchema = z.strictObject({
     .string()
     .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/)
     .optional(),
+  protocol: ProcessProtocolSchema.default('raw'),
+  /** ACP only: the permission policy. */
+  approve: ApprovePolicySchema.default('ask'),
+  /** ACP only: the first turn's prompt, sent once the ACP session is open. */
+  prompt: z.string().min(1).max(1024 * 1024).optional(),
 });
 export type StartProcessRequest = z.input<typeof StartProcessRequestSchema>;
 
@@ -49,6 +63,19 @@ export const ProcessInfoSchema = z.object({
    * `orphaned: false`; their output stays replayable either way.
    */
   orphaned: z.boolean(),
+  /** `acp` for an agent spoken to over the Agent Client Protocol (absent: raw). */
+  protocol: ProcessProtocolSchema.optional(),
+  /** ACP only, while the process runs: the session's state (see acp.ts). */
+  acp: z
+    .object({
+      session_id: z.string().nullable(),
+      state: z.enum(['starting', 'idle', 'prompting', 'closed']),
+      turns: z.number().int().nonnegative(),
+      pending_permissions: z.number().int().nonnegative(),
+      /** Sequence number the next event will get (see `…/events`). */
+      next_event_seq: z.number().int().nonnegative(),
+    })
+    .optional(),
 });
 export type ProcessInfo = z.infer<typeof ProcessInfoSchema>;
 

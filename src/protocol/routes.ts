@@ -24,6 +24,12 @@ export const instanceRoutes = {
   processSignal: (id: string) => `${API_V1}/processes/${enc(id)}/signal`,
   processOutput: (id: string) => `${API_V1}/processes/${enc(id)}/output`,
   processStream: (id: string) => `${API_V1}/processes/${enc(id)}/stream`,
+  /** ACP processes only (acp.ts): new turn, cancel the turn, recorded events, permission requests. */
+  processPrompt: (id: string) => `${API_V1}/processes/${enc(id)}/prompt`,
+  processCancel: (id: string) => `${API_V1}/processes/${enc(id)}/cancel`,
+  processEvents: (id: string) => `${API_V1}/processes/${enc(id)}/events`,
+  processPermissions: (id: string) => `${API_V1}/processes/${enc(id)}/permissions`,
+  processPermission: (id: string, request: string) => `${API_V1}/processes/${enc(id)}/permissions/${enc(request)}`,
   filesTree: `${API_V1}/files/tree`,
   filesContent: `${API_V1}/files/content`,
   gitStatus: `${API_V1}/git/status`,
@@ -36,6 +42,7 @@ export const instanceRoutes = {
  * Query parameters:
  * - processOutput: `from` (seq, default 0), `limit` (default and max LIMITS.maxOutputPage)
  * - processStream: `from` (seq, default 0)
+ * - processEvents: `from` (event seq, default 0), `limit` (default and max LIMITS.maxOutputPage)
  * - filesTree: `path` (default "."), `depth` (default 1, max 32)
  * - filesContent (GET, DELETE): `path`; DELETE also `recursive=true` for directories
  * - filesContent (PUT): body WriteFileRequest
@@ -47,6 +54,9 @@ export const instanceRoutes = {
  * Success statuses (errors: see errors.ts):
  * - control: POST instances → 201 (created) or 200 (same id and workspace exists); DELETE instance → 204
  * - processes: POST → 201 (started) or 200 (caller id already known, same command); stdin, signal → 204
+ * - ACP: prompt → 202 PromptAccepted (409 while a turn runs); cancel → 204 (409 when no turn runs);
+ *   permissions → 200 PermissionList; permission answer → 204 (404 when not pending); all of them
+ *   409 `conflict` on a raw process or one that exited
  * - filesContent: GET → 200 FileContent; PUT → 200 WriteFileResponse; DELETE → 204
  * - gitCommit: POST → 201 GitCommitResponse ('nothing to commit' → 409 conflict)
  * - everything else → 200 with the schema of its module

@@ -6,7 +6,7 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ProcessKindSchema, ProcessStatusSchema } from '../../protocol/index.js';
+import { ProcessKindSchema, ProcessProtocolSchema, ProcessStatusSchema } from '../../protocol/index.js';
 
 /** What survives a restart. The environment is deliberately not stored: it may hold secrets. */
 export const ProcessMetaSchema = z.object({
@@ -24,6 +24,8 @@ export const ProcessMetaSchema = z.object({
   ended_at: z.string().nullable(),
   next_seq: z.number().int().nonnegative(),
   orphaned: z.boolean(),
+  /** Absent in records of earlier versions: raw. */
+  protocol: ProcessProtocolSchema.optional(),
 });
 export type ProcessMeta = z.infer<typeof ProcessMetaSchema>;
 

@@ -8,7 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { ProcessInfo, SignalName, StartProcessRequest } from '../../protocol/index.js';
+import type { EventPage, ProcessInfo, SignalName, StartProcessRequest } from '../../protocol/index.js';
+import { AcpClient } from '../acp/client.js';
+import { EVENTS_FILE, EventLog } from '../acp/events.js';
 import { protocolError } from '../errors.js';
 import type { Workspace } from '../workspace/files.js';
 import { confine } from '../workspace/paths.js';
@@ -30,6 +32,8 @@ interface ManagedProcess {
   output: OutputLog | null;
   readonly listeners: Set<ProcessListener>;
   child: ChildProcessWithoutNullStreams | null;
+  /** An ACP agent's client and event log, while it runs. */
+  acp: { readonly client: AcpClient; readonly events: EventLog } | null;
   /** Resolves once the process has exited and its record is final. */
   readonly exited: Promise<void>;
   markExited: () => void;
@@ -51,7 +55,7 @@ const SIGKILL_WAIT_MS = 5000;
 /** Exited processes whose output stays in memory (each up to the per-process cap). */
 const RETAINED_EXITED_OUTPUTS = 8;
 
-type StartRequest = Required<Pick<StartProcessRequest, 'command' | 'env' | 'kind'>> & Pick<StartProcessRequest, 'cwd' | 'id'>;
+type StartRequest = Required<Pick<StartProcessRequest, 'command' | 'env' | 'kind'>> & Pick<StartProcessRequest, 'cwd' | 'id' | 'protocol' | 'approve' | 'prompt'>;
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
@@ -84,7 +88,7 @@ export class ProcessSupervisor {
     const { stateRoot, log, maxOutputBytes } = this.#opts;
     for (const meta of recoverRecords(stateRoot, maxOutputBytes, log)) {
       const dir = processDir(stateRoot, meta.id);
-      this.#processes.set(meta.id, { meta, dir, output: null, listeners: new Set(), child: null, exited: Promise.resolve(), markExited: () => undefined });
+      this.#processes.set(meta.id, { meta, dir, output: null, listeners: new Set(), child: null, acp: null, exited: Promise.resolve(), markExited: () => undefined });
     }
   }
 
@@ -142,6 +146,8 @@ export class ProcessSupervisor {
       ended_at: m.ended_at,
       next_seq: m.status === 'running' && p.output !== null ? p.output.nextSeq : m.next_seq,
       orphaned: m.orphaned,
+      ...(m.protocol === 'acp' ? { protocol: m.protocol } : {}),
+      ...(p.acp !== null ? { acp: p.acp.client.info() } : {}),
     };
   }
 
@@ -156,6 +162,7 @@ export class ProcessSupervisor {
     const { workspace } = this.#opts;
     const existing = request.id === undefined ? undefined : this.#processes.get(request.id);
     if (existing !== undefined) return { created: false, info: this.#sameOrConflict(existing, request) };
+    if (request.protocol !== 'acp' && request.prompt !== undefined) throw protocolError('bad_request', 'prompt: only an ACP process (protocol acp) takes a prompt');
 
     const cwd = await confine(workspace.realRoot, workspace.declaredRoot, request.cwd ?? '.', 'read');
     let cwdStat;
@@ -213,11 +220,14 @@ export class ProcessSupervisor {
       ended_at: null,
       next_seq: 0,
       orphaned: false,
+      ...(request.protocol === 'acp' ? { protocol: 'acp' as const } : {}),
     };
     let output: OutputLog;
+    let events: EventLog | null = null;
     try {
       writeMeta(dir, meta);
       output = OutputLog.open(join(dir, OUTPUT_FILE), this.#opts.maxOutputBytes);
+      if (request.protocol === 'acp') events = EventLog.open(join(dir, EVENTS_FILE), this.#opts.maxOutputBytes);
     } catch (err) {
       // Never leave a process running that nothing records or supervises.
       try {
@@ -228,9 +238,15 @@ export class ProcessSupervisor {
       throw err;
     }
     const done = deferred();
-    const proc: ManagedProcess = { meta, dir, output, listeners: new Set(), child, exited: done.promise, markExited: done.resolve };
+    const proc: ManagedProcess = { meta, dir, output, listeners: new Set(), child, acp: null, exited: done.promise, markExited: done.resolve };
+    if (events !== null) {
+      const { workspace, log } = this.#opts;
+      const client = new AcpClient({ stdin: child.stdin, stdout: child.stdout, workspace, approve: request.approve ?? 'ask', events, log: log.child({ process: id }) });
+      proc.acp = { client, events };
+    }
     this.#processes.set(id, proc);
     this.#attach(proc, output, child);
+    proc.acp?.client.start(request.prompt);
     this.#opts.log.info({ process: id, pid: child.pid, kind: request.kind }, 'process started');
     return this.#info(proc);
   }
@@ -240,7 +256,8 @@ export class ProcessSupervisor {
       const chunk = output.append(stream, data);
       for (const l of proc.listeners) l.chunk(chunk);
     };
-    child.stdout.on('data', onData('stdout'));
+    // an ACP agent's stdout is the protocol (read by its AcpClient); its stderr is recorded as usual
+    if (proc.acp === null) child.stdout.on('data', onData('stdout'));
     child.stderr.on('data', onData('stderr'));
     child.stdin.on('error', () => undefined); // EPIPE after the process closed its stdin
     child.on('error', (err) => this.#opts.log.warn({ process: proc.meta.id, err }, 'process error'));
@@ -248,6 +265,9 @@ export class ProcessSupervisor {
     const finalize = (code: number | null, signal: NodeJS.Signals | null): void => {
       if (finalized) return;
       finalized = true;
+      proc.acp?.client.close();
+      proc.acp?.events.close();
+      proc.acp = null;
       child.stdout.destroy();
       child.stderr.destroy();
       child.stdin.destroy();
@@ -278,6 +298,7 @@ export class ProcessSupervisor {
     const proc = this.#find(id);
     const stdin = proc.child?.stdin;
     if (proc.meta.status !== 'running' || stdin === undefined) throw protocolError('conflict', `process ${id} has exited`);
+    if (proc.acp !== null) throw protocolError('conflict', `process ${id} speaks ACP on its stdin: send a turn with …/prompt instead`);
     if (stdin.writableEnded || stdin.destroyed) throw protocolError('conflict', `stdin of process ${id} is closed`);
     await new Promise<void>((resolve, reject) => {
       const cb = (err?: Error | null): void => (err ? reject(protocolError('conflict', `writing to stdin of ${id}: ${err.message}`)) : resolve());
@@ -322,6 +343,21 @@ export class ProcessSupervisor {
     }
     proc.listeners.add(listener);
     return () => proc.listeners.delete(listener);
+  }
+
+  /** The ACP client of running ACP process `id` (conflict for a raw process or one that exited). */
+  acp(id: string): AcpClient {
+    const proc = this.#find(id);
+    if (proc.acp === null) throw protocolError('conflict', proc.meta.protocol === 'acp' ? `process ${id} has exited` : `process ${id} does not speak ACP`);
+    return proc.acp.client;
+  }
+
+  /** The recorded events of ACP process `id` (read back from disk once it exited). */
+  events(id: string, from: number, limit: number): EventPage {
+    const proc = this.#find(id);
+    if (proc.meta.protocol !== 'acp') throw protocolError('conflict', `process ${id} does not speak ACP`);
+    const events = proc.acp?.events ?? EventLog.load(join(proc.dir, EVENTS_FILE), this.#opts.maxOutputBytes);
+    return events.page(from, limit, proc.meta.status === 'exited');
   }
 
   /** Stops one process: SIGTERM to its group, SIGKILL after the grace period. */

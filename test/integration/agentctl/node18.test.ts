@@ -57,4 +57,17 @@ describe('agentctl bundle on Node 18', () => {
     expect(Buffer.from(file.body.content, 'base64').toString('utf8')).toBe('node18');
     expect(await agentctl.stop('SIGTERM')).toBe(0);
   });
+
+  it('speaks ACP: the demo ACP agent under Node 18 completes a turn with an auto-allowed edit', async () => {
+    const agentctl = await AgentctlProcess.start({ command: [node18, BUNDLE] });
+    const api = await createInstance(agentctl, await agentctl.handshake(), 'n18-acp', workspace);
+    const body = { id: 'acp', command: [node18, BUNDLE, 'demo-acp-agent'], protocol: 'acp', approve: 'auto-edits', prompt: 'write acp18.md', env: { BERTH_DEMO_STEP_MS: '0' } };
+    expect((await api.request('POST', '/api/v1/processes', { body })).status).toBe(201);
+    type Page = { events: { event: { type: string; stop_reason?: string } }[] };
+    const ended = async () => (await api.request<Page>('GET', '/api/v1/processes/acp/events')).body.events.find((e) => e.event.type === 'turn_end');
+    await until(async () => (await ended()) !== undefined);
+    expect((await ended())?.event.stop_reason).toBe('end_turn');
+    expect(existsSync(join(workspace, 'acp18.md'))).toBe(true);
+    expect(await agentctl.stop('SIGTERM')).toBe(0);
+  });
 });
