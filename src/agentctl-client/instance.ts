@@ -1,5 +1,5 @@
 /**
- * The client of one agentctl instance server: processes, output, files and git.
+ * The client of one agentctl instance server: processes, output, files, git and ACP processes (acp.ts).
  * @module
  */
 import {
@@ -21,6 +21,7 @@ import type {
   StartProcessRequest,
   StdinRequest,
 } from '../protocol/index.js';
+import { AcpProcessClient } from './acp.js';
 import { bytesToBase64 } from './base64.js';
 import { FilesClient } from './files.js';
 import { GitClient } from './git.js';
@@ -83,6 +84,8 @@ export class InstanceClient {
   readonly files: FilesClient;
   /** Workspace git. */
   readonly git: GitClient;
+  /** Processes spoken to over the Agent Client Protocol: turns, cancel, events, permissions. */
+  readonly acp: AcpProcessClient;
   readonly #transport: HttpTransport;
   readonly #webSocket: () => Promise<WebSocketFactory>;
 
@@ -108,6 +111,7 @@ export class InstanceClient {
     this.#webSocket = factory === undefined ? loadDefaultWebSocketFactory : () => Promise.resolve(factory);
     this.files = new FilesClient(this.#transport);
     this.git = new GitClient(this.#transport);
+    this.acp = new AcpProcessClient(this.#transport);
   }
 
   get baseUrl(): string {

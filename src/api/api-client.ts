@@ -14,6 +14,7 @@
  * @module
  */
 import type { z } from 'zod';
+import { AcpSessionClient } from './acp-client.js';
 import { BerthApiError, ControllerUnreachableError, STATUS_OF, StreamBrokenError } from './errors.js';
 import { apiRoutes } from './routes.js';
 import {
@@ -125,6 +126,8 @@ export class BerthClient {
   readonly #fetch: ApiFetch;
   readonly #ws: WebSocketFactory | undefined;
   readonly #timeoutMs: number;
+  /** ACP sessions: cancel a turn, answer permission requests, read the agent's typed events. */
+  readonly acp: AcpSessionClient;
 
   constructor(opts: BerthClientOptions) {
     if (!opts.baseUrl) throw new TypeError('BerthClient: baseUrl is required');
@@ -134,6 +137,7 @@ export class BerthClient {
     this.#fetch = opts.fetch ?? globalThis.fetch.bind(globalThis);
     this.#ws = opts.webSocket;
     this.#timeoutMs = opts.timeoutMs ?? 120_000;
+    this.acp = new AcpSessionClient({ json: (method, path, schema, o) => this.#json(method, path, schema, o), request: (method, path) => this.#request(method, path, {}) });
   }
 
   /** The server's base URL, as given (without a trailing slash). */

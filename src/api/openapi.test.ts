@@ -49,6 +49,16 @@ describe('generateOpenApi', () => {
     );
     expect(Object.keys(doc.components.schemas.SessionView?.properties ?? {})).toContain('stages');
   });
+
+  it('documents the ACP routes with their bodies', () => {
+    const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
+    expect(documented).toEqual(
+      expect.arrayContaining(['POST /api/v1/sessions/{id}/cancel', 'POST /api/v1/sessions/{id}/approve', 'GET /api/v1/sessions/{id}/agent-events']),
+    );
+    expect(Object.keys(doc.components.schemas.ApproveRequest?.properties ?? {})).toEqual(['requestId', 'deny', 'always']);
+    expect(Object.keys(doc.components.schemas.AgentEventPage?.properties ?? {})).toEqual(['events', 'next', 'firstAvailable', 'complete']);
+    expect(doc.paths['/api/v1/sessions/{id}/approve']?.post?.responses['409']).toBeDefined();
+  });
 });
 
 describe('matchRoute', () => {

@@ -4,6 +4,7 @@
  * @module
  */
 import { z } from 'zod';
+import { AgentEventPageSchema, ApproveRequestSchema, ApproveResultSchema } from './acp.js';
 import { ROUTE_TABLE, type Operation } from './routes.js';
 import {
   DashboardCodeSchema,
@@ -45,6 +46,9 @@ const COMPONENTS = {
   DashboardLoginRequest: { schema: DashboardLoginRequestSchema, io: 'input' },
   DashboardSession: DashboardSessionSchema,
   DashboardSessionState: DashboardSessionStateSchema,
+  ApproveRequest: { schema: ApproveRequestSchema, io: 'input' },
+  ApproveResult: ApproveResultSchema,
+  AgentEventPage: AgentEventPageSchema,
 } as const;
 
 function toSchema(entry: (typeof COMPONENTS)[keyof typeof COMPONENTS]): JsonObject {
@@ -139,6 +143,24 @@ const OPERATIONS: Record<Operation, JsonObject> = {
     summary: "Write text to the agent's stdin (the agent must be running); `eof` closes it",
     requestBody: { required: true, content: json('InputRequest') },
     responses: { '204': { description: 'Written' } },
+  },
+  cancel: {
+    summary: 'ACP agents: cancel the turn in flight (it ends with stop reason `cancelled`; a pending permission request is answered as cancelled). 409 when no turn runs or the agent is raw',
+    responses: { '204': { description: 'Cancelled' } },
+  },
+  approve: {
+    summary: "ACP agents: answer a permission request the agent waits on (the oldest pending one unless `requestId` names one): allow, or `deny`; `always` picks the agent's allow-always (reject-always) option where it offers one. 409 when none is pending",
+    requestBody: { required: false, content: json('ApproveRequest') },
+    responses: { '200': { description: 'The answered request', content: json('ApproveResult') } },
+  },
+  agentEvents: {
+    summary:
+      "ACP agents: the agent's typed events from `from` (session opened, prompts, ACP session updates such as messages and tool calls, permission requests and answers, turn ends with usage), one page; resume with `next`. 409 for a raw agent",
+    parameters: [
+      { name: 'from', in: 'query', required: false, schema: { type: 'integer', minimum: 0 }, description: 'First event sequence number' },
+      { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1 }, description: 'At most this many events' },
+    ],
+    responses: { '200': { description: 'One page of events', content: json('AgentEventPage') } },
   },
   shell: {
     summary:

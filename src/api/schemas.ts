@@ -97,6 +97,10 @@ const AgentProcessViewSchema = z.object({
   exitCode: z.number().int().nullable(),
   /** Why the agent is lost (status `lost` only). */
   lostReason: z.string().optional(),
+  /** ACP agents while they run: turns so far, whether one is in flight, and the permission requests waiting for a person (`berth approve`). */
+  turns: z.number().int().nonnegative().optional(),
+  turnRunning: z.boolean().optional(),
+  pendingApprovals: z.number().int().nonnegative().optional().meta({ description: 'ACP agents: permission requests waiting for a person (answer with POST …/approve)' }),
 });
 export type AgentProcessView = z.infer<typeof AgentProcessViewSchema>;
 
@@ -124,6 +128,8 @@ export const SessionViewSchema = z.object({
   workspacePath: z.string().nullable(),
   error: SessionErrorSchema.nullable(),
   agentProcess: AgentProcessViewSchema.nullable(),
+  /** How agentctl talks to the agent: `acp` (the Agent Client Protocol: turns, approvals, typed events) or `raw` (its stdio). Absent: raw. */
+  protocol: z.enum(['raw', 'acp']).optional(),
 });
 export type SessionView = z.infer<typeof SessionViewSchema>;
 

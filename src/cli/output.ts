@@ -53,7 +53,7 @@ const repoText = (v: SessionView): string => v.repository.url ?? v.repository.pa
 function agentStateText(v: SessionView): string {
   const p = v.agentProcess;
   if (!p) return '-';
-  if (p.status === 'running') return 'running';
+  if (p.status === 'running') return (p.pendingApprovals ?? 0) > 0 ? `waits for approval (${p.pendingApprovals})` : 'running';
   return p.exitCode === null ? 'exited' : `exited (${p.exitCode})`;
 }
 
@@ -105,7 +105,7 @@ function stageDuration(stage: StageRecord, now: Date): string {
 export function renderStatus(v: SessionView, format: OutputFormat, now: Date): string {
   if (format === 'json' || format === 'yaml') return formatData(v, format);
   const agent = v.agentProcess
-    ? `${v.agent} (${v.agentProcess.status}${v.agentProcess.exitCode !== null ? `, exit code ${v.agentProcess.exitCode}` : ''})`
+    ? `${v.agent} (${v.agentProcess.status}${v.agentProcess.exitCode !== null ? `, exit code ${v.agentProcess.exitCode}` : ''}${acpText(v)})`
     : v.agent;
   const lines: [string, string][] = [
     ['Session', v.name ? `${v.id} (${v.name})` : v.id],
@@ -136,6 +136,14 @@ export function renderStatus(v: SessionView, format: OutputFormat, now: Date): s
     }
   }
   return out;
+}
+
+/** An ACP agent's turns and approvals for `status`: `, ACP, 2 turns, turn running, 1 approval pending (berth approve ID)`. */
+function acpText(v: SessionView): string {
+  const p = v.agentProcess;
+  if (v.protocol !== 'acp' || !p || p.turns === undefined) return '';
+  const pending = p.pendingApprovals ?? 0;
+  return `, ACP, ${p.turns} turn${p.turns === 1 ? '' : 's'}${p.turnRunning ? ', turn running' : ''}${pending > 0 ? `, ${pending} approval${pending === 1 ? '' : 's'} pending (berth approve ${v.id})` : ''}`;
 }
 
 function oneLine(s: string, max: number): string {

@@ -16,7 +16,7 @@ export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
 const launchOptions: Record<string, OptionSpec> = {
   repo: { type: 'string', value: 'URL|PATH', description: 'repository to work on: a clone URL or a local path (required)' },
   branch: { type: 'string', value: 'NAME', description: 'branch to check out' },
-  agent: { type: 'string', value: 'NAME', description: 'agent profile from the config (default: defaults.agent in berth.yaml, else demo)' },
+  agent: { type: 'string', value: 'NAME', description: 'agent profile from the config, or a built-in one: demo, demo-acp (the demo agent speaking ACP: asks before it writes a file) (default: defaults.agent in berth.yaml, else demo)' },
   executor: { type: 'string', value: 'NAME', description: 'executor or profile from the config (default: defaults.executor in berth.yaml, else local)' },
   name: {
     type: 'string',
@@ -84,7 +84,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: 'ls',
     summary: 'list sessions',
     usage: 'ls [-o table|wide|json|yaml]',
-    description: "AGENT-STATE is the agent process: running, exited (CODE), exited (killed by a signal or lost) or - (none, e.g. stopped). A ready session whose agent exited can be given a new one with: berth resume ID.",
+    description: "AGENT-STATE is the agent process: running, exited (CODE), exited (killed by a signal or lost) or - (none, e.g. stopped); an ACP agent waiting for a person shows waits for approval (N): answer with berth approve ID. A ready session whose agent exited can be given a new one with: berth resume ID.",
     options: {},
     positionals: [],
     formats: ['table', 'wide', 'json', 'yaml'],
@@ -104,14 +104,14 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "the agent's output",
     usage: 'logs [-f] [-p] [--from N] ID',
     description:
-      "Prints the agent's output (raw, stdout and stderr as the agent wrote them). With -f it keeps streaming until the agent exits, then prints 'agent exited with code N' on stderr and exits 0. If the controller goes away meanwhile (berth serve stopped or died), it exits 5 with the command that picks up where it stopped (berth logs -f --from N ID). A stopped session (local executor) still shows what its last agent run wrote. With --previous it shows the agent run before the current one (each berth resume that starts the agent again begins a new run); it exits 4 when there is none.",
+      "Prints the agent's output (raw, stdout and stderr as the agent wrote them). For an ACP agent (protocol: acp, e.g. --agent demo-acp) of a ready session it prints the transcript instead: prompts, the agent's messages, tool calls with their status and the diffs of edits, permission requests and their answers, and each turn's end with its token usage; -o json prints its typed events, one JSON object per line, and --from N starts at event N (a stopped ACP session, and --previous, show the agent's raw stderr). With -f it keeps streaming until the agent exits, then prints 'agent exited with code N' on stderr and exits 0. If the controller goes away meanwhile (berth serve stopped or died), it exits 5 with the command that picks up where it stopped (berth logs -f --from N ID). A stopped session (local executor) still shows what its last agent run wrote. With --previous it shows the agent run before the current one (each berth resume that starts the agent again begins a new run); it exits 4 when there is none.",
     options: {
       follow: { type: 'boolean', short: 'f', description: 'keep streaming until the agent exits (Ctrl-C to stop)' },
       previous: { type: 'boolean', short: 'p', description: 'the agent run before the current one (a finished run: -f ends after it)' },
-      from: { type: 'string', value: 'N', description: 'start at output chunk N (default: 0)' },
+      from: { type: 'string', value: 'N', description: 'start at output chunk N, or event N of an ACP agent (default: 0)' },
     },
     positionals: ['ID'],
-    formats: [],
+    formats: ['table', 'json'],
     load: cmd(() => import('./commands/logs.js')),
   },
   {
@@ -133,10 +133,10 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'send',
-    summary: "send a line of input to the agent (its stdin)",
+    summary: "send a line of input to the agent (its stdin), or a new turn to an ACP agent",
     usage: 'send [-n] [--eof] ID [TEXT]',
     description:
-      "Writes TEXT and a newline to the stdin of the session's running agent (agents that read instructions line by line, like the demo agent, answer in berth logs -f ID). With -n no newline is added; with --eof the agent's stdin is closed afterwards (TEXT may then be left out). Exits 4 when the agent is not running.",
+      "Writes TEXT and a newline to the stdin of the session's running agent (agents that read instructions line by line, like the demo agent, answer in berth logs -f ID). With -n no newline is added; with --eof the agent's stdin is closed afterwards (TEXT may then be left out). For an ACP agent (protocol: acp) TEXT is a new turn in the same conversation instead (--eof is refused; exits 4 while a turn is still running: wait for it or berth cancel ID). Exits 4 when the agent is not running.",
     options: {
       'no-newline': { type: 'boolean', short: 'n', description: 'do not add a newline after TEXT' },
       eof: { type: 'boolean', description: "close the agent's stdin after writing" },
@@ -145,6 +145,33 @@ export const COMMANDS: readonly CommandSpec[] = [
     formats: [],
     load: cmd(() => import('./commands/send.js')),
     examples: ['berth send s1 "status"', 'berth send --eof s1'],
+  },
+  {
+    name: 'approve',
+    summary: "answer a permission request an ACP agent waits on",
+    usage: 'approve [--deny] [--always] [--request R] ID',
+    description:
+      "An ACP agent (protocol: acp, approve: ask) asks before it runs a tool such as an edit; the session then shows pending approvals (berth status ID, berth ls) and the request in berth logs ID. This answers the oldest pending request (or --request R): allow, or --deny (the agent leaves the tool call undone). With --always the agent's allow-always (or reject-always) option is picked where it offers one. Exits 4 when nothing is pending.",
+    options: {
+      deny: { type: 'boolean', description: 'deny instead of allow' },
+      always: { type: 'boolean', description: "answer the same for such calls from now on (the agent's always option)" },
+      request: { type: 'string', value: 'R', description: 'the request to answer (default: the oldest pending one)' },
+    },
+    positionals: ['ID'],
+    formats: ['table', 'json', 'yaml'],
+    load: cmd(() => import('./commands/acp.js').then((m) => ({ run: m.approve }))),
+    examples: ['berth approve s1', 'berth approve --deny s1'],
+  },
+  {
+    name: 'cancel',
+    summary: "cancel the turn an ACP agent is working on",
+    usage: 'cancel ID',
+    description:
+      'Cancels the turn in flight of an ACP agent (protocol: acp): the agent stops and the turn ends as cancelled (a pending permission request with it); the agent keeps running and takes the next berth send. Exits 4 when no turn runs or the agent is not an ACP agent.',
+    options: {},
+    positionals: ['ID'],
+    formats: [],
+    load: cmd(() => import('./commands/acp.js').then((m) => ({ run: m.cancel }))),
   },
   {
     name: 'shell',

@@ -76,7 +76,7 @@ describe('loadConfig', () => {
   it('uses the built-in defaults when the data dir has no berth.yaml', () => {
     const cfg = loadConfig({ dataDir: tempDir(), installRoot });
     expect(cfg.source).toBeNull();
-    expect(Object.keys(cfg.agents)).toEqual(['demo']);
+    expect(Object.keys(cfg.agents)).toEqual(['demo', 'demo-acp']);
   });
 
   it('reads <dataDir>/berth.yaml', () => {

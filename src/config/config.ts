@@ -1,6 +1,6 @@
 /**
  * Loading `berth.yaml`: raw YAML → schema-checked → resolved config with built-in defaults, so a
- * fresh install needs no config at all (agent `demo`, executor `local`).
+ * fresh install needs no config at all (agents `demo` and `demo-acp`: agents.ts; executor `local`).
  * @module
  */
 import { createHash } from 'node:crypto';
@@ -14,36 +14,14 @@ import { closestKey } from '../shared/edit-distance.js';
 import { errnoCode } from '../shared/errors.js';
 import { emptyMap, ownValue, protoKeyPath } from '../shared/own.js';
 import { ConfigFieldError } from '../shared/config-field-error.js';
+import { BUILTIN_AGENT, PROMPT_PLACEHOLDER, resolveAgents, type AgentProfile } from './agents.js';
 import { ConfigFileError } from './errors.js';
 import { resolveKubernetesConnection, resolveKubernetesProfile } from './kubernetes.js';
 import { resolveSandboxPaths } from './sandbox-paths.js';
 import { ConfigFileSchema } from './schema.js';
 
 const CONFIG_FILE = 'berth.yaml';
-const BUILTIN_AGENT = 'demo';
 const BUILTIN_EXECUTOR = 'local';
-/** Placeholder in agent argv replaced by the launch prompt. */
-export const PROMPT_PLACEHOLDER = '{{prompt}}';
-/**
- * Placeholder allowed as the first argv element of an agent command: replaced, in each instance, by
- * the argv that runs agentctl there (local: node + the bundle; a Pod: Berth's launcher in /opt/berth).
- */
-export const AGENTCTL_PLACEHOLDER = '{{agentctl}}';
-/** Placeholder in agent argv replaced by the path of a file holding the prompt (`prompt: file`). */
-export const PROMPT_FILE_PLACEHOLDER = '{{prompt_file}}';
-
-/** How an agent gets the prompt (besides BERTH_PROMPT): argv `{{prompt}}`, its stdin (then closed), or a file. */
-type PromptInput = 'argv' | 'stdin' | 'file';
-
-export interface AgentProfile {
-  name: string;
-  /** argv; the first element is looked up in PATH by agentctl. May contain `{{prompt}}`. */
-  command: string[];
-  env: Record<string, string>;
-  /** @default 'argv' */
-  promptInput?: PromptInput;
-  description: string;
-}
 
 export interface LocalExecutorConfig {
   name: string;
@@ -207,21 +185,7 @@ export function resolveConfig(raw: unknown, opts: { source: string | null; insta
     profiles[name] = { name, executor: p.executor, env: p.env ?? {}, secretEnv: unique(p.secret_env), description: p.description ?? '', kubernetes };
   }
 
-  const agents = emptyMap<AgentProfile>();
-  agents[BUILTIN_AGENT] = {
-    name: BUILTIN_AGENT,
-    // agentctl's built-in demo agent: runs wherever agentctl runs (locally, in a Pod with or without Node)
-    command: [AGENTCTL_PLACEHOLDER, 'demo-agent'],
-    env: {},
-    description: 'a scripted demo agent (no API key needed)',
-  };
-  for (const [name, a] of Object.entries(cfg.agents ?? {})) {
-    const promptInput = a.prompt ?? 'argv';
-    if (promptInput !== 'file' && a.command.some((arg) => arg.includes(PROMPT_FILE_PLACEHOLDER))) {
-      throw new ConfigFieldError(`agents.${name}.command`, `uses ${PROMPT_FILE_PLACEHOLDER}, which needs "prompt: file"`, opts.source);
-    }
-    agents[name] = { name, command: [...a.command], env: a.env ?? {}, promptInput, description: a.description ?? '' };
-  }
+  const agents = resolveAgents(cfg.agents, opts.source);
 
   const defaults = { executor: cfg.defaults?.executor ?? BUILTIN_EXECUTOR, agent: cfg.defaults?.agent ?? BUILTIN_AGENT };
   if (!ownValue(executors, defaults.executor) && !ownValue(profiles, defaults.executor)) {

@@ -8,14 +8,11 @@ export {
   configTextSha256,
   directLaunchProblem,
   findInstallRoot,
-  PROMPT_PLACEHOLDER,
-  AGENTCTL_PLACEHOLDER,
-  PROMPT_FILE_PLACEHOLDER,
-  type AgentProfile,
   type ExecutorConfig,
   type LocalExecutorConfig,
   type ResolvedConfig,
 } from './config.js';
+export { AGENTCTL_PLACEHOLDER, PROMPT_FILE_PLACEHOLDER, PROMPT_PLACEHOLDER, type AgentProfile } from './agents.js';
 export { ConfigFieldError } from '../shared/config-field-error.js';
 export { ConfigFileError } from './errors.js';
 export { approvedSecretEnv, launchTargetNames, resolveProfile, type ResolvedProfile } from './profiles.js';

@@ -110,6 +110,10 @@ const AgentSchema = z.strictObject({
   env: envMap.optional(),
   /** How the agent gets the launch prompt besides BERTH_PROMPT: in argv (`{{prompt}}`), on stdin, or in a file (`{{prompt_file}}`). */
   prompt: z.enum(['argv', 'stdin', 'file'], { error: 'must be argv, stdin or file' }).optional(),
+  /** How agentctl talks to the agent: `raw` pipes its stdio (default), `acp` speaks the Agent Client Protocol (the prompt is its first turn). */
+  protocol: z.enum(['raw', 'acp'], { error: 'must be raw or acp' }).optional(),
+  /** ACP only: who answers the agent's permission requests (default ask: a person, with berth approve). */
+  approve: z.enum(['ask', 'auto-edits', 'auto-all'], { error: 'must be ask, auto-edits or auto-all' }).optional(),
   description: z.string().optional(),
 });
 

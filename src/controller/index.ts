@@ -14,6 +14,7 @@ export {
   type SessionState,
   type SessionView,
   type SessionWorkspaceService,
+  type SessionConversationService,
   type OutputChunkView,
   type ShellSession,
 } from './service.js';

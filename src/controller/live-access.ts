@@ -13,7 +13,8 @@ import { lostAgent, recordedLostAgent } from './agent.js';
 import { diagnostic, type ManagerContext } from './context.js';
 import { SessionLaunch } from './launch.js';
 import type { LiveSession } from './live.js';
-import { SessionNotFoundError, SessionStateError } from './service.js';
+import { SessionNotFoundError, SessionStateError, type AgentProcessView } from './service.js';
+import type { ProcessInfo } from '../protocol/index.js';
 import { toView } from './views.js';
 
 export class LiveAccess {
@@ -87,7 +88,7 @@ export class LiveAccess {
     try {
       const info = await live.instance.client.getProcess(live.agentProcessId, { timeoutMs: 1500, signal: AbortSignal.timeout(2000) });
       const recordedLost = info.status !== 'running' ? recordedLostAgent(this.#ctx.store.getRuntime(id)?.metadata ?? {}) : null;
-      live.agent = recordedLost?.id === info.id ? recordedLost : { id: info.id, status: info.status, exitCode: info.exit_code };
+      live.agent = recordedLost?.id === info.id ? recordedLost : { id: info.id, status: info.status, exitCode: info.exit_code, ...acpProgress(info) };
       return true;
     } catch (err) {
       // not an answer from agentctl (refused, reset, timed out, a forward to a Pod that is gone): ask the executor
@@ -110,3 +111,8 @@ export class LiveAccess {
   }
 }
 
+/** An ACP agent's turns and the permission requests waiting for a person, while it runs (nothing for a raw agent). */
+function acpProgress(info: ProcessInfo): Pick<AgentProcessView, 'turns' | 'turnRunning' | 'pendingApprovals'> {
+  if (info.acp === undefined) return {};
+  return { turns: info.acp.turns, turnRunning: info.acp.state === 'prompting', pendingApprovals: info.acp.pending_permissions };
+}

@@ -72,6 +72,7 @@ describe('toView', () => {
       workspacePath: '/w',
       error: null,
       agentProcess: { id: 'agent-1', status: 'running', exitCode: null },
+      protocol: 'raw',
     });
   });
 

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Executor, StopOptions, StopResult } from '../executors/executor.js';
 import { isProvisionalState, type RuntimeRecord, type SessionRecord } from '../inventory/index.js';
+import { abortable } from '../shared/abortable.js';
 import { errorMessage } from '../shared/errors.js';
 import { sanitize } from '../shared/sanitize.js';
 import { diagnostic, secretIds, sessionExecutorName, setSessionState, type ManagerContext } from './context.js';
@@ -15,6 +16,7 @@ import { SessionLaunch, type LaunchMode } from './launch.js';
 import { sessionIdentity } from '../executors/launch-kit/index.js';
 import { LiveAccess } from './live-access.js';
 import { WorkspaceOps } from './workspace-ops.js';
+import { ConversationOps } from './conversation.js';
 import { recoverSession } from './recover.js';
 import { SelfHeal } from './self-heal.js';
 import { startUnrecordedSweeps } from './unrecorded-sweep.js';
@@ -24,6 +26,9 @@ import type { LiveSession } from './live.js';
 import {
   LaunchValidationError,
   SessionStateError,
+  type AgentEventPage,
+  type ApproveRequest,
+  type ApproveResult,
   type ExecOptions,
   type LaunchRequest,
   type OutputChunkView,
@@ -32,6 +37,7 @@ import {
   type SessionView,
   type SessionWorkspace,
   type SessionWorkspaceService,
+  type SessionConversationService,
   type ShellOptions,
   type ShellSession,
 } from './service.js';
@@ -47,7 +53,7 @@ const STOP_TIMEOUT_MS = 180_000;
 /** Deadline of one session's recovery (a reconnect; a Pod replacement belongs to a resume). */
 const RECOVERY_TIMEOUT_MS = 60_000;
 
-export class SessionManager implements SessionService, SessionWorkspaceService {
+export class SessionManager implements SessionService, SessionWorkspaceService, SessionConversationService {
   readonly #ctx: ManagerContext;
   /** In-flight background work per session (launch/resume), awaited by close() and waitUntilSettled(). */
   readonly #inflight = new Map<string, Promise<void>>();
@@ -62,6 +68,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
   readonly #launchCheck: LaunchCheckContext;
   readonly #access: LiveAccess;
   readonly #ops: WorkspaceOps;
+  readonly #conversation: ConversationOps;
   /** Watches ready sessions' instances and heals them without a command. */
   readonly #heal: SelfHeal;
   /** Stops the executors' sweeps of unrecorded objects (started by recover()). */
@@ -71,6 +78,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
     this.#ctx = ctx;
     this.#access = new LiveAccess(ctx, this.#shutdown.signal);
     this.#ops = new WorkspaceOps(ctx, this.#access, this.#shells);
+    this.#conversation = new ConversationOps(this.#access);
     this.#heal = new SelfHeal(ctx, this.#shutdown.signal);
     this.#launchCheck = {
       config: ctx.config,
@@ -300,7 +308,19 @@ export class SessionManager implements SessionService, SessionWorkspaceService {
   }
 
   sendInput(id: string, data: string | Uint8Array, opts: { eof?: boolean } = {}): Promise<void> {
-    return this.#ops.sendInput(id, data, opts);
+    return this.#conversation.isAcp(id) ? this.#conversation.send(id, data, opts) : this.#ops.sendInput(id, data, opts);
+  }
+
+  cancel(id: string): Promise<void> {
+    return this.#conversation.cancel(id);
+  }
+
+  approve(id: string, answer: ApproveRequest): Promise<ApproveResult> {
+    return this.#conversation.approve(id, answer);
+  }
+
+  agentEvents(id: string, opts: { from?: number; limit?: number; signal?: AbortSignal }): Promise<AgentEventPage> {
+    return this.#conversation.agentEvents(id, opts);
   }
 
   workspace(id: string): Promise<SessionWorkspace> {
@@ -377,15 +397,4 @@ function stopRecorded(executor: Executor, session: SessionRecord, row: RuntimeRe
     { identity: sessionIdentity(session.id, row.instanceId), metadata: row.metadata, ...(live ? { control: live.instance.control } : {}), ...(profile ? { profile } : {}) },
     { ...opts, signal: AbortSignal.timeout(STOP_TIMEOUT_MS) },
   );
-}
-
-/** `p`, or the rejection with the signal's reason once `signal` aborts first. */
-function abortable<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return p;
-  let onAbort = (): void => undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-  return Promise.race([p, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
 }

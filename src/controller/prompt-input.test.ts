@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SessionRequestData } from '../inventory/index.js';
-import { agentStartPlan, renderAgentArgv } from './prompt-input.js';
+import { agentStartPlan, promptInputOf, recordedAgentArgv, renderAgentArgv } from './prompt-input.js';
 
 const request = (over: Partial<SessionRequestData>): SessionRequestData => ({
   env: {},
@@ -31,5 +31,26 @@ describe('agent prompt delivery', () => {
     const plan = agentStartPlan(request({ promptInput: 'stdin', prompt: 'hi' }), ['agent'], '/ws', 'agent-1');
     expect(plan.stdin).toBe('hi');
     expect(plan.command).toEqual(['agent']);
+  });
+});
+
+describe('ACP agents', () => {
+  it('records the argv as configured and sends the prompt as the first turn, with the approve policy', () => {
+    const command = recordedAgentArgv({ command: ['{{agentctl}}', 'demo-acp-agent'], protocol: 'acp' }, 'write x.md');
+    expect(command).toEqual(['{{agentctl}}', 'demo-acp-agent']);
+    const plan = agentStartPlan(request({ protocol: 'acp', approve: 'auto-edits', prompt: 'write x.md', agentCommand: command }), ['node', 'agentctl.cjs', 'demo-acp-agent'], '/ws', 'agent-1');
+    expect(plan).toEqual({
+      command: ['node', 'agentctl.cjs', 'demo-acp-agent'],
+      env: { A: '1', BERTH_PROMPT: 'write x.md' },
+      file: null,
+      stdin: null,
+      acp: { protocol: 'acp', approve: 'auto-edits', prompt: 'write x.md' },
+    });
+    expect(promptInputOf({ protocol: 'acp', approve: 'ask', promptInput: 'argv' })).toEqual({ protocol: 'acp', approve: 'ask' });
+  });
+
+  it('starts without a first turn when there is no prompt', () => {
+    const plan = agentStartPlan(request({ protocol: 'acp', prompt: null }), ['agent'], '/ws', 'agent-1');
+    expect(plan.acp).toEqual({ protocol: 'acp', approve: 'ask' });
   });
 });

@@ -1,7 +1,8 @@
 /**
  * How the launch prompt reaches the agent, as its profile asks (`agents.<name>.prompt`): always as
  * `BERTH_PROMPT`, and in argv (`{{prompt}}`, the default), on stdin (written, then closed) or in a
- * file in the workspace (`{{prompt_file}}`, also `BERTH_PROMPT_FILE`). The argv is rendered at
+ * file in the workspace (`{{prompt_file}}`, also `BERTH_PROMPT_FILE`). An ACP agent
+ * (`protocol: acp`) gets it as its first turn instead: agentctl sends it once the ACP session is open. The argv is rendered at
  * launch (and recorded); the file's path is known only once the workspace exists, so a NUL-delimited
  * mark stands in for it until the agent starts (a prompt cannot contain NUL: launch-limits.ts).
  * @module
@@ -26,9 +27,15 @@ export function renderAgentArgv(agent: Pick<AgentProfile, 'command'>, prompt: st
   );
 }
 
-/** The part of the session request that says how to deliver the prompt. */
-export function promptInputOf(agent: Pick<AgentProfile, 'promptInput'>): Pick<SessionRequestData, 'promptInput'> {
+/** The part of the session request that says how to deliver the prompt (and, for an ACP agent, its approve policy). */
+export function promptInputOf(agent: Pick<AgentProfile, 'promptInput' | 'protocol' | 'approve'>): Pick<SessionRequestData, 'promptInput' | 'protocol' | 'approve'> {
+  if (agent.protocol === 'acp') return { protocol: 'acp', approve: agent.approve };
   return agent.promptInput === 'stdin' || agent.promptInput === 'file' ? { promptInput: agent.promptInput } : {};
+}
+
+/** The argv a session records for `agent`: an ACP agent's as configured, a raw one's with the prompt rendered in. */
+export function recordedAgentArgv(agent: Pick<AgentProfile, 'command' | 'protocol'>, prompt: string): string[] {
+  return agent.protocol === 'acp' ? [...agent.command] : renderAgentArgv(agent, prompt);
 }
 
 interface AgentStartPlan {
@@ -38,6 +45,8 @@ interface AgentStartPlan {
   file: { path: string; content: string } | null;
   /** Written to stdin right after the start, then stdin is closed. */
   stdin: string | null;
+  /** ACP agents: the protocol fields of agentctl's start (the prompt as the first turn, when there is one). */
+  acp?: { protocol: 'acp'; approve: NonNullable<SessionRequestData['approve']>; prompt?: string };
 }
 
 /**
@@ -47,6 +56,10 @@ interface AgentStartPlan {
 export function agentStartPlan(request: SessionRequestData, command: readonly string[], workspacePath: string, processId: string): AgentStartPlan {
   const prompt = request.prompt ?? '';
   const env: Record<string, string> = { ...request.agentEnv, BERTH_PROMPT: prompt };
+  if (request.protocol === 'acp') {
+    const acp = { protocol: 'acp' as const, approve: request.approve ?? 'ask', ...(prompt !== '' ? { prompt } : {}) };
+    return { command: [...command], env, file: null, stdin: null, acp };
+  }
   if (request.promptInput === 'file') {
     const rel = posix.join(WORKSPACE_BERTH_DIR, `prompt-${processId}.txt`);
     const abs = posix.join(workspacePath, rel);
@@ -74,7 +87,7 @@ export async function startAgentProcess(
     await client.files.writeFile(posix.join(WORKSPACE_BERTH_DIR, '.gitignore'), '# berth controller files, not workspace content\n*\n');
     await client.files.writeFile(plan.file.path, plan.file.content, { mode: 0o600 });
   }
-  const info = await client.startProcess({ id, kind: 'agent', command: plan.command, env: plan.env });
+  const info = await client.startProcess({ id, kind: 'agent', command: plan.command, env: plan.env, ...plan.acp });
   if (plan.stdin !== null) await client.writeStdin(info.id, plan.stdin, { eof: true });
   return info;
 }

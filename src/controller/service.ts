@@ -5,11 +5,14 @@
  * @module
  */
 import type { FilesClient, GitClient } from '../agentctl-client/index.js';
-import type { LaunchRequest, SessionEvent, SessionState, SessionView } from '../api/index.js';
+import type { AgentEventPage, ApproveRequest, ApproveResult, LaunchRequest, SessionEvent, SessionState, SessionView } from '../api/index.js';
 
 // The wire types are the API's (derived from its zod schemas); the controller speaks them.
 export type {
+  AgentEventPage,
   AgentProcessView,
+  ApproveRequest,
+  ApproveResult,
   LaunchRequest,
   RepositoryRef,
   SessionError,
@@ -158,12 +161,29 @@ export class LaunchValidationError extends Error {
  * is unchanged, so fakes of it keep compiling).
  */
 export interface SessionWorkspaceService {
-  /** Writes to the agent's stdin (text as UTF-8); `eof` closes it. Throws SessionStateError unless ready. */
+  /**
+   * Writes to the agent's stdin (text as UTF-8); `eof` closes it. An ACP agent gets the text as a new
+   * turn instead (one trailing newline dropped; `eof` refused). Throws SessionStateError unless ready.
+   */
   sendInput(id: string, data: string | Uint8Array, opts?: { eof?: boolean }): Promise<void>;
   /** Files and git of a ready session's workspace (the typed agentctl clients). */
   workspace(id: string): Promise<SessionWorkspace>;
   /** Resolves once the session is no longer launching/stopping/removing (e.g. after `launch`). */
   waitUntilSettled(id: string, opts?: { signal?: AbortSignal }): Promise<SessionView>;
+}
+
+/**
+ * Sessions whose agent speaks the Agent Client Protocol (`protocol: acp`): the turn in flight, the
+ * permission requests that wait for a person, and the agent's typed events. Each throws
+ * SessionStateError for a raw agent, a session that is not ready, or when there is nothing to act on.
+ */
+export interface SessionConversationService {
+  /** Cancels the turn in flight (it ends as `cancelled`). */
+  cancel(id: string): Promise<void>;
+  /** Answers a pending permission request: `requestId`, else the oldest; allow unless `deny`. */
+  approve(id: string, answer: ApproveRequest): Promise<ApproveResult>;
+  /** One page of the agent's recorded events from `from`. */
+  agentEvents(id: string, opts: { from?: number; limit?: number; signal?: AbortSignal }): Promise<AgentEventPage>;
 }
 
 export interface SessionWorkspace {

@@ -12,7 +12,7 @@ import type { SessionRequestData } from '../inventory/index.js';
 import { ENV_NAME } from '../shared/env-name.js';
 import { launchRequestProblems, type LimitProblem } from '../shared/launch-limits.js';
 import { ownValue } from '../shared/own.js';
-import { promptInputOf, renderAgentArgv } from './prompt-input.js';
+import { promptInputOf, recordedAgentArgv } from './prompt-input.js';
 import { splitRepositoryRef } from './repo-credentials.js';
 import { LaunchValidationError, type LaunchRequest, type RepositoryRef } from './service.js';
 
@@ -108,7 +108,7 @@ function sessionRequestOf(req: LaunchRequest, agent: AgentProfile, profile: Exec
     env: { ...(req.env ?? {}) },
     secretEnv: [...(req.secretEnv ?? [])],
     prompt,
-    agentCommand: renderAgentArgv(agent, prompt ?? ''),
+    agentCommand: recordedAgentArgv(agent, prompt ?? ''),
     agentEnv: { ...agent.env },
     ...promptInputOf(agent),
     profileEnv: { ...profile.env },

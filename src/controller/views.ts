@@ -27,5 +27,6 @@ export function toView(record: SessionRecord, live: LiveSession | undefined): Se
     workspacePath: record.workspacePath,
     error: record.error === null ? null : { ...record.error },
     agentProcess: live?.agent ?? (live?.agentProcessId ? { id: live.agentProcessId, status: 'running', exitCode: null } : null),
+    protocol: record.request.protocol === 'acp' ? 'acp' : 'raw',
   };
 }

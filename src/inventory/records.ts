@@ -37,6 +37,10 @@ export interface SessionRequestData {
   agentEnv: Record<string, string>;
   /** How the agent gets the prompt besides BERTH_PROMPT when not in argv (the profile's `prompt:` at launch). */
   promptInput?: 'stdin' | 'file';
+  /** The agent speaks the Agent Client Protocol (the profile's `protocol: acp` at launch): the prompt is its first turn. Absent: raw. */
+  protocol?: 'acp';
+  /** ACP only: who answers its permission requests (the profile's `approve:` at launch). */
+  approve?: 'ask' | 'auto-edits' | 'auto-all';
   /** Snapshot of the executor profile env at launch. */
   profileEnv: Record<string, string>;
   /**
@@ -194,6 +198,8 @@ const RequestSchema = z.object({
   agentCommand: z.array(z.string()),
   agentEnv: z.record(z.string(), z.string()),
   promptInput: z.enum(['stdin', 'file']).optional(),
+  protocol: z.literal('acp').optional(),
+  approve: z.enum(['ask', 'auto-edits', 'auto-all']).optional(),
   profileEnv: z.record(z.string(), z.string()),
   profile: z
     .object({

@@ -17,6 +17,7 @@ import { Gate } from './dashboard/gate.js';
 import { allowedHosts } from './dashboard/guard.js';
 import { serveStatic } from './dashboard/static.js';
 import { toHttpError } from './error-response.js';
+import { conversationRoutes } from './routes/conversation.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { metaRoutes } from './routes/meta.js';
 import { sessionRoutes } from './routes/sessions.js';
@@ -100,6 +101,7 @@ export function createApiServer(opts: ApiServerOptions): Server {
     ...sessionRoutes(service),
     ...streamRoutes({ service, keepAliveMs }),
     ...workspaceRoutes({ service, keepAliveMs }),
+    ...conversationRoutes(service),
     ...dashboardRoutes(auth, gate),
   });
 

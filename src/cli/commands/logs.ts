@@ -1,6 +1,7 @@
-/** `berth logs [-f] [--previous] ID`: the agent's output, raw bytes to stdout/stderr. @module */
+/** `berth logs [-f] [--previous] ID`: the agent's output, raw bytes to stdout/stderr; an ACP agent's transcript (logs-acp.ts). @module */
 import { write } from '../context.js';
 import { ControllerLostError, dataDirArgs, ExitCode, UsageError } from '../exit-codes.js';
+import { runAcpLogs } from './logs-acp.js';
 import type { CliContext, ParsedCommand } from '../types.js';
 
 export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> {
@@ -12,6 +13,9 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
   const follow = cmd.values.follow === true && !previous;
   const id = cmd.positionals[0] ?? '';
   const client = ctx.client();
+  // an ACP agent's stdout is the protocol: its transcript is what it said (a stopped session, the previous run: the raw stderr)
+  const view = previous ? null : await client.get(id);
+  if (view?.protocol === 'acp' && view.state === 'ready') return runAcpLogs(ctx, id, { ...(from !== undefined ? { from } : {}), follow });
   let next = from ?? 0;
   try {
     for await (const chunk of client.logs(id, { ...(from !== undefined ? { from } : {}), follow, ...(previous ? { previous } : {}), signal: ctx.interrupted })) {

@@ -6,7 +6,7 @@ describe('launchOptionsOf', () => {
   it('offers the built-in demo agent and local executor with no config', () => {
     const config = resolveConfig({}, { source: null, installRoot: '/opt/berth' });
     expect(launchOptionsOf(config)).toEqual({
-      agents: ['demo'],
+      agents: ['demo', 'demo-acp'],
       targets: [{ name: 'local', type: 'local', kind: 'executor', capabilities: { repositoryOptional: false, removes: "the session's workspace directory, with every uncommitted change in it" } }],
       defaults: { agent: 'demo', executor: 'local' },
     });

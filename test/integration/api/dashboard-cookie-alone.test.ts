@@ -78,6 +78,9 @@ describe('the dashboard cookie without its CSRF token', () => {
       logs: { status: 200 },
       exec: { body: { argv: ['true'] }, status: 200 },
       input: { body: { data: 'hi\n' }, status: 501 }, // the fake service has no stdin: answered by the route
+      cancel: { status: 501 }, // nor ACP agents
+      approve: { body: {}, status: 501 },
+      agentEvents: { status: 501 },
       shell: { status: 101 },
       allEvents: { status: 200 },
       launchOptions: { status: 200 },
