@@ -307,7 +307,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
     return this.#ops.logs(id, opts);
   }
 
-  sendInput(id: string, data: string | Uint8Array, opts: { eof?: boolean } = {}): Promise<void> {
+  async sendInput(id: string, data: string | Uint8Array, opts: { eof?: boolean } = {}): Promise<void> {
     return this.#conversation.isAcp(id) ? this.#conversation.send(id, data, opts) : this.#ops.sendInput(id, data, opts);
   }
 
