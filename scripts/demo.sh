@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The README quick start as one script (`npm run demo`): starts `berth serve` on a temp data dir,
 # creates a small git repository, launches the demo agent on it (live stages), shows its logs,
-# runs a command in the workspace, sends the agent a line, shows the status, then cleans everything up.
+# runs a command in the workspace, sends the agent a line, shows the status; then an ACP session with the
+# demo agent speaking the Agent Client Protocol: its edit waits for berth approve, berth send is a new turn;
+# then cleans everything up.
 #   --keep        leave the session and serve running (prints how to get in and how to stop)
 #   --kubernetes  the same on a Kubernetes session (one Pod + PVC) in the test cluster, as the executor's
 #                 ServiceAccount in a namespace of its own; also stop, resume and rm. Brings the cluster
@@ -18,7 +20,7 @@ for arg in "$@"; do
   case "$arg" in
     --keep) keep=1 ;;
     --kubernetes) kube=1 ;;
-    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "demo: unknown argument: $arg (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -34,6 +36,7 @@ berth() { node "$root/bin/berth.js" "$@"; }
 kube_helper() { node "$root/scripts/run-ts.mjs" "$root/scripts/demo-kube.ts" "$@"; }
 serve_pid=""
 session=""
+acp_session=""
 cluster_started=0
 namespace=""
 admin_kubeconfig=""
@@ -42,6 +45,7 @@ cleanup() {
   status=$?
   if [ "$keep" = 1 ] && [ "$status" = 0 ]; then return; fi
   if [ -n "$session" ]; then berth rm --force "$session" >/dev/null 2>&1 || true; fi
+  if [ -n "$acp_session" ]; then berth rm --force "$acp_session" >/dev/null 2>&1 || true; fi
   if [ -n "$serve_pid" ] && kill -0 "$serve_pid" 2>/dev/null; then
     kill "$serve_pid" 2>/dev/null || true
     wait "$serve_pid" 2>/dev/null || true
@@ -163,6 +167,43 @@ berth status "$session"
 
 step "berth ls"
 berth ls
+
+step "an agent spoken to over ACP: berth launch --agent demo-acp (the demo agent speaking the Agent Client Protocol)"
+berth launch --repo "$repo" --agent demo-acp "${executor_args[@]}" --name talk --prompt "write PLAN.md for hello.js" \
+  --env BERTH_DEMO_STEP_MS=300 | tee "$work/acp.out"
+acp_session=$(sed -n 's/^Session \([^ ]*\) is ready.*/\1/p' "$work/acp.out")
+[ -n "$acp_session" ] || { echo "demo: could not read the ACP session id" >&2; exit 1; }
+for _ in $(seq 1 100); do
+  berth ls | grep -q 'waits for approval' && break
+  sleep 0.2
+done
+
+step "berth ls   (the ACP session waits for a person)"
+berth ls
+
+step "berth logs $acp_session   (the transcript: the tool call with the diff it wants to make)"
+berth logs "$acp_session"
+
+step "berth approve $acp_session   (allow the edit; --deny would leave the file untouched)"
+berth approve "$acp_session"
+for _ in $(seq 1 100); do
+  berth logs "$acp_session" | grep -q '== turn 1 ended' && break
+  sleep 0.2
+done
+berth logs "$acp_session" | sed -n '/?? permission/,$p'
+
+step "berth send $acp_session \"what did you change?\"   (a new turn of the same conversation)"
+berth send "$acp_session" "what did you change?"
+for _ in $(seq 1 100); do
+  berth logs "$acp_session" | grep -c '== turn . ended' | grep -q 2 && break
+  sleep 0.2
+done
+berth logs "$acp_session" | sed -n '/>> turn 2/,$p'
+
+step "berth exec $acp_session -- git status --short   (the file the agent wrote, after the approval)"
+berth exec "$acp_session" -- git status --short
+berth rm "$acp_session" >/dev/null
+acp_session=""
 
 if [ "$kube" = 1 ]; then
   step "the session's Pod and PVC (namespace $namespace)"

@@ -6,10 +6,12 @@
  * client's `fs/write_text_file` (a denial leaves it untouched); then it reports usage and ends the
  * turn (`end_turn`). A prompt containing "slow" streams until cancelled (`session/cancel` ends a
  * turn as `cancelled` at any step). BERTH_DEMO_STEP_MS sets the pause between steps (default
- * 1000 ms; tests use 0).
+ * 1000 ms; tests use 0). With BERTH_DEMO_ACP_STATE (a directory) it keeps each conversation there
+ * and can load it (`session/load` replays it; the next turn mentions the earlier ones).
  * @module
  */
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
@@ -19,6 +21,32 @@ interface DemoSession {
   readonly cwd: string;
   cancelled: boolean;
   calls: number;
+  /** The prompts of the turns so far. */
+  readonly turns: string[];
+}
+
+/** Where the demo agent keeps its conversations (BERTH_DEMO_ACP_STATE), if anywhere. */
+class DemoStore {
+  constructor(readonly dir: string) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  }
+
+  #file(id: string): string {
+    if (!/^demo-[0-9a-f]+$/.test(id)) throw acp.RequestError.sessionNotFound(id);
+    return join(this.dir, `${id}.json`);
+  }
+
+  save(id: string, s: DemoSession): void {
+    writeFileSync(this.#file(id), JSON.stringify({ cwd: s.cwd, turns: s.turns }), { mode: 0o600 });
+  }
+
+  load(id: string): { cwd: string; turns: string[] } {
+    try {
+      return JSON.parse(readFileSync(this.#file(id), 'utf8')) as { cwd: string; turns: string[] };
+    } catch {
+      throw acp.RequestError.sessionNotFound(id);
+    }
+  }
 }
 
 /** How long a "slow" turn streams before it ends by itself. */
@@ -46,19 +74,34 @@ export async function runDemoAcpAgent(env: NodeJS.ProcessEnv = process.env): Pro
     return s;
   };
   process.on('SIGTERM', () => process.exit(0));
+  const stateDir = env.BERTH_DEMO_ACP_STATE;
+  const store = stateDir !== undefined && stateDir !== '' ? new DemoStore(stateDir) : null;
 
   const app = acp
     .agent({ name: 'berth-demo-acp-agent' })
     .onRequest(acp.methods.agent.initialize, () => ({
       protocolVersion: acp.PROTOCOL_VERSION,
-      agentCapabilities: { loadSession: false },
+      agentCapabilities: { loadSession: store !== null },
       agentInfo: { name: 'berth-demo-acp-agent', version: VERSION },
       authMethods: [],
     }))
     .onRequest(acp.methods.agent.session.new, ({ params }) => {
       const sessionId = `demo-${randomBytes(6).toString('hex')}`;
-      sessions.set(sessionId, { cwd: params.cwd, cancelled: false, calls: 0 });
+      const created: DemoSession = { cwd: params.cwd, cancelled: false, calls: 0, turns: [] };
+      sessions.set(sessionId, created);
+      store?.save(sessionId, created);
       return { sessionId };
+    })
+    .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
+      if (store === null) throw acp.RequestError.methodNotFound(acp.methods.agent.session.load);
+      const saved = store.load(params.sessionId);
+      const say = (update: acp.SessionUpdate): Promise<void> => client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update });
+      for (const turn of saved.turns) {
+        await say({ sessionUpdate: 'user_message_chunk', content: { type: 'text', text: turn } });
+        await say({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `Looked at: ${turn}\n` } });
+      }
+      sessions.set(params.sessionId, { cwd: params.cwd, cancelled: false, calls: 0, turns: [...saved.turns] });
+      return {};
     })
     .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
       const s = sessions.get(params.sessionId);
@@ -67,7 +110,11 @@ export async function runDemoAcpAgent(env: NodeJS.ProcessEnv = process.env): Pro
     .onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
       const s = session(params.sessionId);
       s.cancelled = false;
-      return runTurn(client, params.sessionId, s, textOf(params.prompt), pause);
+      const text = textOf(params.prompt);
+      const earlier = s.turns.length;
+      s.turns.push(text);
+      store?.save(params.sessionId, s);
+      return runTurn(client, params.sessionId, s, text, earlier, pause);
     });
   const stream = acp.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
   const conn = app.connect(stream);
@@ -79,12 +126,13 @@ export async function runDemoAcpAgent(env: NodeJS.ProcessEnv = process.env): Pro
 
 type Pause = () => Promise<void>;
 
-async function runTurn(client: acp.AgentContext, sessionId: string, s: DemoSession, text: string, pause: Pause): Promise<acp.PromptResponse> {
+async function runTurn(client: acp.AgentContext, sessionId: string, s: DemoSession, text: string, earlier: number, pause: Pause): Promise<acp.PromptResponse> {
   const say = (update: acp.SessionUpdate): Promise<void> => client.notify(acp.methods.client.session.update, { sessionId, update });
   const message = (t: string): Promise<void> => say({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: t } });
   const cancelled = { stopReason: 'cancelled' } as const;
 
   await message(`Looking at: ${text}\n`);
+  if (earlier > 0) await message(`This conversation had ${earlier} earlier turn(s); the first was: ${s.turns[0] ?? ''}\n`);
   await pause();
   if (/\bslow\b/i.test(text)) {
     for (let i = 0; i < SLOW_TURN_STEPS && !s.cancelled; i++) {

@@ -106,3 +106,25 @@ describe('usageText', () => {
     expect(usageText(null)).toBeNull();
   });
 });
+
+describe('a resumed conversation', () => {
+  const replayed = (u: Record<string, unknown>): AgentEvent => rec({ type: 'update', turn: null, update: u, replay: true });
+  const render = (events: AgentEvent[]): string => {
+    const t = new Transcript('s1');
+    return events.map((e) => t.push(e)).join('') + t.end();
+  };
+
+  it('shows the replayed history under its own header, then how the session was resumed', () => {
+    const out = render([
+      replayed({ sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'write A.md' } }),
+      replayed({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Looked at: write A.md\n' } }),
+      rec({ type: 'session', session_id: 'demo-1', agent: null, resume: { from: 'agent-1', session_id: 'demo-1', loaded: true, reason: null } }),
+    ]);
+    expect(out).toBe('== earlier conversation (replayed by the agent):\nyou: write A.md\nagent: Looked at: write A.md\n== ACP session demo-1 (conversation of agent-1 continued)\n');
+  });
+
+  it('says why a conversation was not continued', () => {
+    const out = render([rec({ type: 'session', session_id: 'new-2', agent: null, resume: { from: 'agent-1', session_id: 'old', loaded: false, reason: 'the agent cannot load sessions' } })]);
+    expect(out).toBe("== ACP session new-2 (new conversation; agent-1's was not continued: the agent cannot load sessions)\n");
+  });
+});

@@ -48,10 +48,14 @@ export function usageText(usage: Record<string, unknown> | null): string | null 
   return parts.length > 0 ? `tokens: ${parts.join(', ')}` : null;
 }
 
+const STREAM_PREFIX = { agent: 'agent: ', thought: 'thinking: ', user: 'you: ' } as const;
+
 export class Transcript {
   readonly #sessionRef: string;
+  /** Inside the history a loaded session replays. */
+  #replaying = false;
   /** The kind of streamed text the last output left open (its line not ended yet). */
-  #open: 'agent' | 'thought' | null = null;
+  #open: keyof typeof STREAM_PREFIX | null = null;
   readonly #toolTitles = new Map<string, string>();
   readonly #requests = new Map<string, { title: string; options: Map<string, string> }>();
 
@@ -62,7 +66,13 @@ export class Transcript {
 
   /** The text one event adds to the transcript (may be empty). */
   push({ event }: AgentEvent): string {
-    if (event.type === 'update') return this.#update(event.update);
+    if (event.type === 'update') {
+      // a loaded session's history, streamed back by the agent before the session event
+      const header = event.replay === true && !this.#replaying ? `${this.#close()}== earlier conversation (replayed by the agent):\n` : '';
+      if (event.replay === true) this.#replaying = true;
+      return header + this.#update(event.update);
+    }
+    this.#replaying = false;
     return this.#close() + this.#line(event);
   }
 
@@ -78,17 +88,20 @@ export class Transcript {
   }
 
   /** Streamed text of `kind`: a prefix when a new block starts, the text as it comes. */
-  #stream(kind: 'agent' | 'thought', text: string): string {
+  #stream(kind: 'agent' | 'thought' | 'user', text: string): string {
     if (text === '') return '';
-    const start = this.#open === kind ? '' : `${this.#close()}${kind === 'agent' ? 'agent: ' : 'thinking: '}`;
+    const start = this.#open === kind ? '' : `${this.#close()}${STREAM_PREFIX[kind]}`;
     this.#open = text.endsWith('\n') ? null : kind;
     return start + text;
   }
 
   #line(event: Exclude<Event, { type: 'update' }>): string {
     switch (event.type) {
-      case 'session':
-        return `== ACP session ${event.session_id}${event.agent ? ` with ${event.agent.name} ${event.agent.version}` : ''}\n`;
+      case 'session': {
+        const r = event.resume;
+        const how = r === undefined ? '' : r.loaded ? ` (conversation of ${r.from} continued)` : ` (new conversation; ${r.from}'s was not continued: ${r.reason ?? 'no reason given'})`;
+        return `== ACP session ${event.session_id}${event.agent ? ` with ${event.agent.name} ${event.agent.version}` : ''}${how}\n`;
+      }
       case 'prompt':
         return `\n>> turn ${event.turn}: ${event.text}\n`;
       case 'permission':
@@ -112,6 +125,7 @@ export class Transcript {
       case 'agent_thought_chunk':
         return this.#stream('thought', contentText(u.content));
       case 'user_message_chunk':
+        return this.#replaying ? this.#stream('user', contentText(u.content)) : '';
       case 'usage_update':
       case 'available_commands_update':
         return ''; // the prompt is shown already; usage at the turn's end

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigFieldError } from '../shared/config-field-error.js';
+import { usesAgentState } from './agents.js';
 import { resolveConfig } from './config.js';
 
 const resolveRaw = (raw: unknown) => resolveConfig(raw, { source: '/etc/berth.yaml', installRoot: '/opt/berth' });
@@ -25,8 +26,26 @@ describe('agents: protocol and approve', () => {
     expect(cfg.agents.asking).toMatchObject({ protocol: 'acp', approve: 'ask' });
   });
 
-  it('lets berth.yaml replace a built-in agent', () => {
-    expect(resolveRaw({ agents: { 'demo-acp': { command: ['mine'] } } }).agents['demo-acp']).toMatchObject({ command: ['mine'], protocol: 'raw' });
+  it('lets berth.yaml override a built-in agent field by field, env key by key', () => {
+    const claude = resolveRaw({ agents: { claude: { command: ['/opt/bin/claude-agent-acp'], env: { ANTHROPIC_BASE_URL: 'http://proxy' }, approve: 'auto-edits' } } }).agents['claude'];
+    expect(claude).toMatchObject({
+      command: ['/opt/bin/claude-agent-acp'],
+      protocol: 'acp',
+      approve: 'auto-edits',
+      mode: 'default',
+      env: { CLAUDE_CONFIG_DIR: '{{agent_state}}', ANTHROPIC_BASE_URL: 'http://proxy' },
+      secretEnv: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'],
+    });
+    expect(resolveRaw({ agents: { 'demo-acp': { command: ['mine'], protocol: 'raw' } } }).agents['demo-acp']).toMatchObject({ command: ['mine'], protocol: 'raw' });
+    expect(resolveRaw({ agents: { codex: { credential_env: [], login_files: [] } } }).agents['codex']).toMatchObject({ command: ['codex-acp'], secretEnv: [], loginFiles: [] });
+  });
+
+  it('offers presets for claude, codex, gemini and opencode that keep their state per session', () => {
+    const agents = resolveRaw({}).agents;
+    for (const name of ['claude', 'codex', 'gemini', 'opencode']) {
+      expect(agents[name]?.protocol, name).toBe('acp');
+      expect(usesAgentState(agents[name]!), name).toBe(true);
+    }
   });
 
   it.each([
@@ -35,6 +54,11 @@ describe('agents: protocol and approve', () => {
     [{ agents: { a: { command: ['x'], approve: 'auto-all' } } }, 'agents.a.approve', 'is only meaningful for an ACP agent (add "protocol: acp")'],
     [{ agents: { a: { command: ['x'], protocol: 'acp', prompt: 'stdin' } } }, 'agents.a.prompt', 'is not used by an ACP agent (protocol: acp): the prompt is sent as its first turn'],
     [{ agents: { a: { command: ['x', '{{prompt}}'], protocol: 'acp' } } }, 'agents.a.command', 'uses {{prompt}}, but an ACP agent (protocol: acp) gets the prompt as its first turn, not in argv'],
+    [{ agents: { a: { env: { A: 'b' } } } }, 'agents.a.command', 'is required (only a built-in agent may leave it out)'],
+    [{ agents: { claude: { command: ['claude', '-p', '{{prompt}}'] } } }, 'agents.claude.command', 'add "protocol: raw" for a raw agent'],
+    [{ agents: { a: { command: ['x'], mode: 'default' } } }, 'agents.a.mode', 'is only meaningful for an ACP agent'],
+    [{ agents: { claude: { login_files: [{ host: 'rel/path', state: 'x' }] } } }, 'agents.claude.login_files[0].host', 'must be absolute or start with ~/'],
+    [{ agents: { claude: { login_files: [{ host: '~/x', state: '../x' }] } } }, 'agents.claude.login_files[0].state', 'must be a relative path inside the agent state directory'],
   ])('refuses %j naming %s', (raw, path, message) => {
     let err: unknown;
     try {

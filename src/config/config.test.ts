@@ -32,7 +32,7 @@ describe('resolveConfig', () => {
     const cfg = resolveRaw({
       executors: { local: { type: 'local', agentctl_path: 'bin/agentctl.cjs' }, k8s: { type: 'kubernetes', namespace: 'agents' } },
       profiles: { big: { executor: 'local', env: { X: '1' } } },
-      agents: { claude: { command: ['claude', '-p', '{{prompt}}'], env: { A: 'b' }, description: 'Claude Code' } },
+      agents: { claude: { command: ['claude', '-p', '{{prompt}}'], protocol: 'raw', env: { A: 'b' }, description: 'Claude Code' } },
       defaults: { agent: 'claude', executor: 'big' },
     });
     expect(cfg.executors.local).toMatchObject({ agentctlPath: '/etc/bin/agentctl.cjs' });
@@ -76,7 +76,7 @@ describe('loadConfig', () => {
   it('uses the built-in defaults when the data dir has no berth.yaml', () => {
     const cfg = loadConfig({ dataDir: tempDir(), installRoot });
     expect(cfg.source).toBeNull();
-    expect(Object.keys(cfg.agents)).toEqual(['demo', 'demo-acp']);
+    expect(Object.keys(cfg.agents)).toEqual(['demo', 'demo-acp', 'claude', 'codex', 'gemini', 'opencode']);
   });
 
   it('reads <dataDir>/berth.yaml', () => {
@@ -238,8 +238,8 @@ profiles:
     [{ profiles: { p: { executor: 'local', kubernetes: { pod_template: TEMPLATE } } } }, 'profiles.p.kubernetes', "is only allowed on a profile of a kubernetes executor ('local' is local)"],
     [k8s({ pod_template: TEMPLATE, pod_template_file: 'pod.yaml' }), 'profiles.k8s.kubernetes.pod_template_file', 'cannot be set together with pod_template (choose one)'],
     [k8s({}), 'profiles.k8s.kubernetes.pod_template', 'is required (or pod_template_file)'],
-    [k8s({ pod_templat: TEMPLATE }), 'profiles.k8s.kubernetes.pod_templat', 'is not a known setting'],
-    [k8s({ pod_template: TEMPLATE, workspace: { mode: 'managed_pvc', sise: '1Gi' } }), 'profiles.k8s.kubernetes.workspace.sise', 'is not a known setting'],
+    [k8s({ pod_templat: TEMPLATE }), 'profiles.k8s.kubernetes.pod_templat', "is not a known setting (did you mean 'pod_template'?)"],
+    [k8s({ pod_template: TEMPLATE, workspace: { mode: 'managed_pvc', sise: '1Gi' } }), 'profiles.k8s.kubernetes.workspace.sise', "is not a known setting (did you mean 'size'?)"],
     [k8s({ pod_template: TEMPLATE, timeouts: { image_pull: 10 } }), 'profiles.k8s.kubernetes.timeouts.image_pull', 'is not a known setting'],
     [k8s({ pod_template: TEMPLATE, workspace: { size: 10 } }), 'profiles.k8s.kubernetes.workspace.size', 'must be a Kubernetes quantity such as 10Gi'],
     [k8s({ pod_template: TEMPLATE, workspace: { size: '0Gi' } }), 'profiles.k8s.kubernetes.workspace.size', 'must be a positive Kubernetes quantity'],

@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMap, LineCounter, parseDocument } from 'yaml';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { KubernetesConnection, KubernetesProfile } from '../executors/kubernetes/types.js';
 import { closestKey } from '../shared/edit-distance.js';
 import { errnoCode } from '../shared/errors.js';
@@ -133,7 +133,7 @@ export function resolveConfig(raw: unknown, opts: { source: string | null; insta
   const proto = protoKeyPath(raw);
   if (proto !== null) throw new ConfigFieldError(formatPath(proto), 'is not allowed as a name', opts.source);
   const parsed = ConfigFileSchema.safeParse(raw ?? {});
-  if (!parsed.success) throw fieldErrorFromIssues(parsed.error.issues, opts.source);
+  if (!parsed.success) throw fieldErrorFromIssues(parsed.error.issues, opts.source, ConfigFileSchema);
   const cfg = parsed.data;
   const baseDir = opts.source === null ? process.cwd() : dirname(opts.source);
   const ctx = { source: opts.source, baseDir, ...(opts.homeDir !== undefined ? { homeDir: opts.homeDir } : {}) };
@@ -203,19 +203,35 @@ export function resolveConfig(raw: unknown, opts: { source: string | null; insta
  * the others (a misspelled `comand:` also leaves `command` missing); the missing key it resembles is
  * suggested.
  */
-function fieldErrorFromIssues(issues: readonly z.core.$ZodIssue[], source: string | null): ConfigFieldError {
+function fieldErrorFromIssues(issues: readonly z.core.$ZodIssue[], source: string | null, schema: z.ZodType): ConfigFieldError {
   const unknown = issues.find((i) => i.code === 'unrecognized_keys');
   if (unknown === undefined || unknown.code !== 'unrecognized_keys') return fieldErrorFromIssue(issues[0], source);
   const parent = formatPath(unknown.path);
   const key = unknown.keys[0] ?? '';
   const suggestion = closestKey(
     key,
-    issues
-      .filter((i) => i !== unknown && i.path.length === unknown.path.length + 1 && formatPath(i.path.slice(0, -1)) === parent)
-      .map((i) => String(i.path[i.path.length - 1])),
+    [
+      ...issues.filter((i) => i !== unknown && i.path.length === unknown.path.length + 1 && formatPath(i.path.slice(0, -1)) === parent).map((i) => String(i.path[i.path.length - 1])),
+      ...knownKeysAt(schema, unknown.path),
+    ],
   );
   const path = parent === '' ? key : `${parent}.${key}`;
   return new ConfigFieldError(path, `is not a known setting${suggestion !== undefined ? ` (did you mean '${suggestion}'?)` : ''}`, source);
+}
+
+/** The keys the object schema at `path` of `schema` knows (none where the path goes through a union). */
+function knownKeysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  let node: z.ZodType | undefined = schema;
+  const unwrap = (n: z.ZodType): z.ZodType => (n instanceof z.ZodOptional || n instanceof z.ZodDefault ? unwrap(n.unwrap() as z.ZodType) : n);
+  for (const step of path) {
+    if (node === undefined) return [];
+    const n: z.ZodType = unwrap(node);
+    if (n instanceof z.ZodObject) node = (n.shape as Record<string, z.ZodType>)[String(step)];
+    else if (n instanceof z.ZodRecord) node = n.valueType as z.ZodType;
+    else return [];
+  }
+  const last = node === undefined ? undefined : unwrap(node);
+  return last instanceof z.ZodObject ? Object.keys(last.shape) : [];
 }
 
 function fieldErrorFromIssue(issue: z.core.$ZodIssue | undefined, source: string | null): ConfigFieldError {

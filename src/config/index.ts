@@ -12,7 +12,7 @@ export {
   type LocalExecutorConfig,
   type ResolvedConfig,
 } from './config.js';
-export { AGENTCTL_PLACEHOLDER, PROMPT_FILE_PLACEHOLDER, PROMPT_PLACEHOLDER, type AgentProfile } from './agents.js';
+export { AGENTCTL_PLACEHOLDER, PROMPT_FILE_PLACEHOLDER, PROMPT_PLACEHOLDER, usesAgentState, type AgentProfile } from './agents.js';
 export { ConfigFieldError } from '../shared/config-field-error.js';
 export { ConfigFileError } from './errors.js';
 export { approvedSecretEnv, launchTargetNames, resolveProfile, type ResolvedProfile } from './profiles.js';

@@ -104,9 +104,12 @@ const ProfileSchema = z.strictObject({
 });
 
 const AgentSchema = z.strictObject({
+  /** Required unless the name is a built-in agent's (then every field overrides the preset's). */
   command: z
     .array(z.string().min(1, { error: 'must be a non-empty array of strings' }), { error: 'must be a non-empty array of strings' })
-    .min(1, { error: 'must be a non-empty array of strings' }),
+    .min(1, { error: 'must be a non-empty array of strings' })
+    .optional(),
+  /** Over a preset's env key by key. `{{agent_state}}` stands for the agent's per-session state directory. */
   env: envMap.optional(),
   /** How the agent gets the launch prompt besides BERTH_PROMPT: in argv (`{{prompt}}`), on stdin, or in a file (`{{prompt_file}}`). */
   prompt: z.enum(['argv', 'stdin', 'file'], { error: 'must be argv, stdin or file' }).optional(),
@@ -114,6 +117,25 @@ const AgentSchema = z.strictObject({
   protocol: z.enum(['raw', 'acp'], { error: 'must be raw or acp' }).optional(),
   /** ACP only: who answers the agent's permission requests (default ask: a person, with berth approve). */
   approve: z.enum(['ask', 'auto-edits', 'auto-all'], { error: 'must be ask, auto-edits or auto-all' }).optional(),
+  /** ACP only: the agent's session mode to set once its session is open (the agent's own mode id). */
+  mode: z.string().min(1, { error: 'must be a non-empty mode id' }).optional(),
+  /**
+   * The environment variables the agent takes its credentials from: each one the launch target
+   * approves (`secret_env`) and `berth serve` has is passed to it, never recorded.
+   */
+  credential_env: secretEnvList.optional(),
+  /** Files written into the agent's state directory unless there already (its own config): path relative to it, and text. */
+  state_files: z
+    .array(z.strictObject({ path: z.string().min(1, { error: 'must be a relative path' }), content: z.string({ error: 'must be text' }) }), {
+      error: 'must be a list of {path, content}',
+    })
+    .optional(),
+  /** Files of a subscription login on the controller's host (`~/…`), copied once per session into the agent's state. */
+  login_files: z
+    .array(z.strictObject({ host: z.string().min(1, { error: 'must be a path' }), state: z.string().min(1, { error: 'must be a relative path' }) }), {
+      error: 'must be a list of {host, state} paths',
+    })
+    .optional(),
   description: z.string().optional(),
 });
 

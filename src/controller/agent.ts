@@ -13,6 +13,7 @@ import { sanitize } from '../shared/sanitize.js';
 import { diagnostic, type ManagerContext } from './context.js';
 import type { AgentProcessView } from './service.js';
 import { staleShells } from './shell.js';
+import { readLoginFiles } from './login-files.js';
 import { startAgentProcess } from './prompt-input.js';
 import { spawnFailure } from './spawn-failure.js';
 
@@ -78,9 +79,15 @@ export async function ensureAgent(
   }
   const id = `agent-${agents.length + 1}`;
   const command = expandAgentctl(session.request.agentCommand, instance.agentctlCommand);
+  // An ACP agent started again (resume, a replaced Pod, agentctl restarted) continues the last run's conversation.
+  const resumeFrom = session.request.protocol === 'acp' ? lastRun(agents) : null;
+  const login = session.request.loginFiles === undefined ? null : readLoginFiles(session.request.loginFiles);
+  if (login !== null && login.skipped.length > 0) ctx.log.info({ session: session.id, skipped: login.skipped }, 'agent login files not found on this host; the agent may ask for a login');
+  const seeded = (session.request.stateFiles ?? []).map((f) => ({ path: f.path, data_base64: Buffer.from(f.content).toString('base64') }));
+  const agentFiles = [...seeded, ...(login?.files ?? [])];
   try {
     // The prompt goes in as the agent profile asks: argv, stdin or a file (prompt-input.ts).
-    const info = await startAgentProcess(instance.client, session.request, command, instance.workspacePath, id);
+    const info = await startAgentProcess(instance.client, session.request, command, instance.workspacePath, id, { resumeFrom, agentFiles });
     return { id: info.id, status: 'running', exitCode: null };
   } catch (err) {
     const failed = spawnFailure(err);
@@ -97,6 +104,17 @@ export async function ensureAgent(
     }
     throw err;
   }
+}
+
+/** The latest agent run among `agents` (`agent-N` with the highest N), if any. */
+function lastRun(agents: readonly { id: string }[]): string | null {
+  let best: { id: string; n: number } | null = null;
+  for (const a of agents) {
+    const m = /^agent-([1-9]\d*)$/.exec(a.id);
+    const n = m ? Number(m[1]) : 0;
+    if (n > 0 && (best === null || n > best.n)) best = { id: a.id, n };
+  }
+  return best?.id ?? null;
 }
 
 /** The view of an agent whose agentctl died with it: not running, no exit code, and why. */

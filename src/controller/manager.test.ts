@@ -60,7 +60,7 @@ describe('SessionManager.launch: one check of the request, then the launch', () 
     expect(err.field).toBe('executor');
     expect(err.message).toBe("executor: unknown executor or profile 'nope' (configured: local, fake)");
     expect(err.problems.map((p) => p.field)).toEqual(['executor', 'agent', 'env.BAD-NAME', 'secretEnv.NOT_APPROVED', 'prompt']);
-    expect(err.problems[1]?.message).toBe("unknown agent 'ghost' (configured: demo, demo-acp, worker)");
+    expect(err.problems[1]?.message).toBe("unknown agent 'ghost' (configured: demo, demo-acp, claude, codex, gemini, opencode, worker)");
     expect(c.store.listSessions()).toEqual([]);
     expect(c.executor.calls).toEqual([]);
   });

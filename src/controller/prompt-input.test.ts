@@ -53,4 +53,11 @@ describe('ACP agents', () => {
     const plan = agentStartPlan(request({ protocol: 'acp', prompt: null }), ['agent'], '/ws', 'agent-1');
     expect(plan.acp).toEqual({ protocol: 'acp', approve: 'ask' });
   });
+
+  it('continues the earlier run, sets the recorded mode and names the state directory', () => {
+    const plan = agentStartPlan(request({ protocol: 'acp', prompt: 'go', agentMode: 'default', agentState: 'claude' }), ['claude-agent-acp'], '/ws', 'agent-2', 'agent-1');
+    expect(plan.acp).toEqual({ protocol: 'acp', approve: 'ask', prompt: 'go', resume_from: 'agent-1', mode: 'default' });
+    expect(plan.agentState).toBe('claude');
+    expect(agentStartPlan(request({ prompt: 'go', agentState: 'raw' }), ['x'], '/ws', 'agent-1').agentState).toBe('raw');
+  });
 });

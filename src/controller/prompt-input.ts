@@ -11,6 +11,7 @@ import { posix } from 'node:path';
 import { PROMPT_FILE_PLACEHOLDER, PROMPT_PLACEHOLDER, type AgentProfile } from '../config/index.js';
 import type { InstanceClient } from '../agentctl-client/index.js';
 import type { SessionRequestData } from '../inventory/index.js';
+import type { AgentFile } from './login-files.js';
 
 /** Stands for the prompt file's path in a recorded argv. */
 const PROMPT_FILE_MARK = '\0berth-prompt-file\0';
@@ -45,29 +46,41 @@ interface AgentStartPlan {
   file: { path: string; content: string } | null;
   /** Written to stdin right after the start, then stdin is closed. */
   stdin: string | null;
-  /** ACP agents: the protocol fields of agentctl's start (the prompt as the first turn, when there is one). */
-  acp?: { protocol: 'acp'; approve: NonNullable<SessionRequestData['approve']>; prompt?: string };
+  /**
+   * ACP agents: the protocol fields of agentctl's start (the prompt as the first turn, when there is
+   * one; the earlier run whose conversation this one continues; the session mode).
+   */
+  acp?: { protocol: 'acp'; approve: NonNullable<SessionRequestData['approve']>; prompt?: string; resume_from?: string; mode?: string };
+  /** The agent's per-session state directory, by name (agentctl's `agent_state`). */
+  agentState?: string;
 }
 
 /**
  * What starting agent process `processId` takes (pure). `command` is the recorded argv as the
  * executor will run it; `workspacePath` is the workspace as agent processes see it.
  */
-export function agentStartPlan(request: SessionRequestData, command: readonly string[], workspacePath: string, processId: string): AgentStartPlan {
+export function agentStartPlan(request: SessionRequestData, command: readonly string[], workspacePath: string, processId: string, resumeFrom: string | null = null): AgentStartPlan {
   const prompt = request.prompt ?? '';
   const env: Record<string, string> = { ...request.agentEnv, BERTH_PROMPT: prompt };
+  const state = request.agentState !== undefined ? { agentState: request.agentState } : {};
   if (request.protocol === 'acp') {
-    const acp = { protocol: 'acp' as const, approve: request.approve ?? 'ask', ...(prompt !== '' ? { prompt } : {}) };
-    return { command: [...command], env, file: null, stdin: null, acp };
+    const acp = {
+      protocol: 'acp' as const,
+      approve: request.approve ?? 'ask',
+      ...(prompt !== '' ? { prompt } : {}),
+      ...(resumeFrom !== null ? { resume_from: resumeFrom } : {}),
+      ...(request.agentMode !== undefined ? { mode: request.agentMode } : {}),
+    };
+    return { command: [...command], env, file: null, stdin: null, acp, ...state };
   }
   if (request.promptInput === 'file') {
     const rel = posix.join(WORKSPACE_BERTH_DIR, `prompt-${processId}.txt`);
     const abs = posix.join(workspacePath, rel);
     env.BERTH_PROMPT_FILE = abs;
-    return { command: command.map((a) => a.split(PROMPT_FILE_MARK).join(abs)), env, file: { path: rel, content: prompt }, stdin: null };
+    return { command: command.map((a) => a.split(PROMPT_FILE_MARK).join(abs)), env, file: { path: rel, content: prompt }, stdin: null, ...state };
   }
   const argv = command.map((a) => a.split(PROMPT_FILE_MARK).join(PROMPT_FILE_PLACEHOLDER));
-  return { command: argv, env, file: null, stdin: request.promptInput === 'stdin' ? prompt : null };
+  return { command: argv, env, file: null, stdin: request.promptInput === 'stdin' ? prompt : null, ...state };
 }
 
 /**
@@ -81,13 +94,15 @@ export async function startAgentProcess(
   command: readonly string[],
   workspacePath: string,
   id: string,
+  opts: { resumeFrom?: string | null; agentFiles?: readonly AgentFile[] } = {},
 ): Promise<{ id: string }> {
-  const plan = agentStartPlan(request, command, workspacePath, id);
+  const plan = agentStartPlan(request, command, workspacePath, id, opts.resumeFrom ?? null);
+  const state = plan.agentState === undefined ? {} : { agent_state: plan.agentState, ...(opts.agentFiles !== undefined && opts.agentFiles.length > 0 ? { agent_files: [...opts.agentFiles] } : {}) };
   if (plan.file) {
     await client.files.writeFile(posix.join(WORKSPACE_BERTH_DIR, '.gitignore'), '# berth controller files, not workspace content\n*\n');
     await client.files.writeFile(plan.file.path, plan.file.content, { mode: 0o600 });
   }
-  const info = await client.startProcess({ id, kind: 'agent', command: plan.command, env: plan.env, ...plan.acp });
+  const info = await client.startProcess({ id, kind: 'agent', command: plan.command, env: plan.env, ...plan.acp, ...state });
   if (plan.stdin !== null) await client.writeStdin(info.id, plan.stdin, { eof: true });
   return info;
 }

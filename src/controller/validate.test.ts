@@ -108,4 +108,19 @@ describe('checkLaunch', () => {
       request: { prompt: 'go', agentCommand: ['a', 'go'], profileEnv: { P: '1' }, env: {}, secretEnv: [] },
     });
   });
+
+  it("passes the agent's credential variables the target approves and serve has, and copies a login only when none goes in", () => {
+    const withKeys = resolveConfig({ executors: { box: { type: 'local', secret_env: ['ANTHROPIC_API_KEY', 'OTHER'] } } }, { source: null, installRoot: '/opt/berth' });
+    const ctx = (set: string[]): LaunchCheckContext => ({ ...context(true), config: withKeys, isSecretSet: (n) => set.includes(n) });
+    const keyed = checkLaunch({ executor: 'box', agent: 'claude', prompt: 'go' }, ctx(['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN']));
+    // ANTHROPIC_AUTH_TOKEN is set but not approved: the approval stays the gate
+    expect(keyed.ok && keyed.launch.request).toMatchObject({ secretEnv: ['ANTHROPIC_API_KEY'], agentState: 'claude', agentMode: 'default', protocol: 'acp' });
+    expect(keyed.ok && keyed.launch.request.loginFiles).toBeUndefined();
+    const named = checkLaunch({ executor: 'box', agent: 'claude', secretEnv: ['ANTHROPIC_API_KEY'] }, ctx(['ANTHROPIC_API_KEY']));
+    expect(named.ok && named.launch.request.secretEnv).toEqual(['ANTHROPIC_API_KEY']);
+    const login = checkLaunch({ executor: 'box', agent: 'claude' }, ctx([]));
+    expect(login.ok && login.launch.request).toMatchObject({ secretEnv: [], loginFiles: [{ host: '~/.claude/.credentials.json', state: '.credentials.json' }] });
+    const raw = checkLaunch({ executor: 'box', agent: 'demo' }, ctx([]));
+    expect(raw.ok && raw.launch.request.agentState).toBeUndefined();
+  });
 });

@@ -6,7 +6,7 @@
  * I/O check (the repository: repo-check.ts), then the launch.
  * @module
  */
-import { approvedSecretEnv, directLaunchProblem, launchTargetNames, resolveProfile, type AgentProfile, type ResolvedConfig, type ResolvedProfile } from '../config/index.js';
+import { approvedSecretEnv, directLaunchProblem, launchTargetNames, resolveProfile, usesAgentState, type AgentProfile, type ResolvedConfig, type ResolvedProfile } from '../config/index.js';
 import type { ExecutorCapabilities, ExecutorProfileSnapshot, RepositoryCredentials } from '../executors/executor.js';
 import type { SessionRequestData } from '../inventory/index.js';
 import { ENV_NAME } from '../shared/env-name.js';
@@ -78,7 +78,7 @@ export function checkLaunch(req: LaunchRequest, ctx: LaunchCheckContext): Launch
       capabilities,
       agent: agentName,
       ...split,
-      request: sessionRequestOf(req, agent, profile),
+      request: sessionRequestOf(req, agent, profile, agentSecrets(agent, target, req.secretEnv ?? [], ctx.isSecretSet)),
     },
   };
 }
@@ -101,16 +101,32 @@ function launchTargetProblem(config: ResolvedConfig, name: string, target: Resol
   return null;
 }
 
+/**
+ * The agent's credential variables (`credential_env`) a launch passes besides the ones it names:
+ * each the launch target approves and `berth serve` has. The approval stays the gate.
+ */
+function agentSecrets(agent: Pick<AgentProfile, 'secretEnv'>, target: ResolvedProfile, named: readonly string[], isSet: (name: string) => boolean): string[] {
+  const approved = new Set(approvedSecretEnv(target));
+  return agent.secretEnv.filter((name) => !named.includes(name) && approved.has(name) && isSet(name));
+}
+
 /** The session request as recorded: copies of the request's env and secret names, the agent's argv and env, the profile. */
-function sessionRequestOf(req: LaunchRequest, agent: AgentProfile, profile: ExecutorProfileSnapshot): SessionRequestData {
+function sessionRequestOf(req: LaunchRequest, agent: AgentProfile, profile: ExecutorProfileSnapshot, agentSecretEnv: readonly string[]): SessionRequestData {
   const prompt = req.prompt ?? null;
+  const secretEnv = [...(req.secretEnv ?? []), ...agentSecretEnv];
+  // a login is copied only when no credential variable of the agent's goes in: never both
+  const login = agent.loginFiles.length > 0 && !agent.secretEnv.some((n) => secretEnv.includes(n));
   return {
     env: { ...(req.env ?? {}) },
-    secretEnv: [...(req.secretEnv ?? [])],
+    secretEnv,
     prompt,
     agentCommand: recordedAgentArgv(agent, prompt ?? ''),
     agentEnv: { ...agent.env },
     ...promptInputOf(agent),
+    ...(usesAgentState(agent) ? { agentState: agent.name } : {}),
+    ...(agent.protocol === 'acp' && agent.mode !== undefined ? { agentMode: agent.mode } : {}),
+    ...(login ? { loginFiles: agent.loginFiles.map((f) => ({ host: f.host, state: f.state })) } : {}),
+    ...(agent.stateFiles.length > 0 && usesAgentState(agent) ? { stateFiles: agent.stateFiles.map((f) => ({ ...f })) } : {}),
     profileEnv: { ...profile.env },
     profile,
   };

@@ -41,6 +41,14 @@ export interface SessionRequestData {
   protocol?: 'acp';
   /** ACP only: who answers its permission requests (the profile's `approve:` at launch). */
   approve?: 'ask' | 'auto-edits' | 'auto-all';
+  /** The agent keeps state in its per-session directory (`{{agent_state}}`): the directory's name. */
+  agentState?: string;
+  /** ACP only: the session mode set once its session is open. */
+  agentMode?: string;
+  /** Login files (paths only) copied from the controller's host into the agent's state at each start, unless there already. */
+  loginFiles?: { host: string; state: string }[];
+  /** Files the agent's state directory is seeded with, unless there (the agent's own config). */
+  stateFiles?: { path: string; content: string }[];
   /** Snapshot of the executor profile env at launch. */
   profileEnv: Record<string, string>;
   /**
@@ -200,6 +208,10 @@ const RequestSchema = z.object({
   promptInput: z.enum(['stdin', 'file']).optional(),
   protocol: z.literal('acp').optional(),
   approve: z.enum(['ask', 'auto-edits', 'auto-all']).optional(),
+  agentState: z.string().optional(),
+  agentMode: z.string().optional(),
+  loginFiles: z.array(z.object({ host: z.string(), state: z.string() })).optional(),
+  stateFiles: z.array(z.object({ path: z.string(), content: z.string() })).optional(),
   profileEnv: z.record(z.string(), z.string()),
   profile: z
     .object({

@@ -47,22 +47,42 @@ export const PermissionAnswerSchema = z
   .refine((a) => (a.option_id === undefined) !== (a.decision === undefined), { message: 'give exactly one of option_id and decision' });
 export type PermissionAnswer = z.input<typeof PermissionAnswerSchema>;
 
+/**
+ * How a process continued an earlier one's conversation: `from` is that process, `session_id` its
+ * last ACP session (null: it never opened one); `loaded` when `session/load` restored it, otherwise
+ * `reason` says why a new session was opened instead.
+ */
+const ResumeSchema = z.object({
+  from: z.string(),
+  session_id: z.string().nullable(),
+  loaded: z.boolean(),
+  reason: z.string().nullable(),
+});
+export type AcpResume = z.infer<typeof ResumeSchema>;
+
 /** Who answered a permission request. */
 const AnsweredBySchema = z.enum(['person', 'policy', 'cancel', 'exit']);
 
 /**
  * One recorded event of an ACP process, in the order agentctl saw them:
- *  - `session`: the ACP session is open (agent's name and version when it says them);
+ *  - `session`: the ACP session is open (agent's name and version when it says them); for a process
+ *    that continues an earlier one's conversation, `resume` says whether it was loaded and, if not, why;
  *  - `prompt`: turn `turn` started with `text`;
  *  - `update`: a `session/update` of the agent (the ACP SessionUpdate as sent: `sessionUpdate` names its kind);
+ *    `replay` marks the history an agent streams back while loading a session;
  *  - `permission`: the agent asks; `permission_answer`: the request was answered (or cancelled);
  *  - `turn_end`: the turn ended with ACP's `stop_reason` (`cancelled` after a cancel) and usage when reported;
  *  - `error`: the ACP conversation failed (initialize, session/new, a prompt request); `turn` when it was one.
  */
 export const AcpEventSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('session'), session_id: z.string(), agent: z.object({ name: z.string(), version: z.string() }).nullable() }),
+  z.object({
+    type: z.literal('session'),
+    session_id: z.string(),
+    agent: z.object({ name: z.string(), version: z.string() }).nullable(),
+    resume: ResumeSchema.optional(),
+  }),
   z.object({ type: z.literal('prompt'), turn: z.number().int(), text: z.string() }),
-  z.object({ type: z.literal('update'), turn: z.number().int().nullable(), update: z.record(z.string(), z.unknown()) }),
+  z.object({ type: z.literal('update'), turn: z.number().int().nullable(), update: z.record(z.string(), z.unknown()), replay: z.literal(true).optional() }),
   z.object({ type: z.literal('permission'), request: PermissionRequestInfoSchema }),
   z.object({
     type: z.literal('permission_answer'),

@@ -5,6 +5,9 @@
  */
 
 /** Default control port of agentctl (loopback only). */
+/** In a process start's argv and env values: the path of its `agent_state` directory (see processes.ts). */
+export const AGENT_STATE_PLACEHOLDER = '{{agent_state}}';
+
 export const DEFAULT_CONTROL_PORT = 8765;
 /** Default instance port range, inclusive. */
 export const DEFAULT_INSTANCE_PORTS = { first: 41001, last: 41100 } as const;

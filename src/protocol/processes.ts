@@ -36,8 +36,48 @@ export const StartProcessRequestSchema = z.strictObject({
   protocol: ProcessProtocolSchema.default('raw'),
   /** ACP only: the permission policy. */
   approve: ApprovePolicySchema.default('ask'),
-  /** ACP only: the first turn's prompt, sent once the ACP session is open. */
+  /**
+   * ACP only: the first turn's prompt, sent once the ACP session is open; with `resume_from`, only
+   * when the resumed process never got to its first turn.
+   */
   prompt: z.string().min(1).max(1024 * 1024).optional(),
+  /**
+   * ACP only: an earlier ACP process of this instance whose conversation this one continues: its
+   * last ACP session is loaded (`session/load`) when the agent can, otherwise a new one is opened;
+   * the `session` event says which and why.
+   */
+  resume_from: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/)
+    .optional(),
+  /**
+   * The agent's own state directory, by name: `<instance state>/agents/<name>` (0700), kept with
+   * the instance's process records (on Kubernetes, on the workspace volume), so it survives stop,
+   * resume and Pod replacement. `{{agent_state}}` in `command` and `env` values becomes its path.
+   */
+  agent_state: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, { error: 'must be a lowercase name ([a-z0-9._-], at most 63)' })
+    .optional(),
+  /**
+   * With `agent_state`: files written into it (0600) unless they exist there already, e.g. a
+   * subscription login copied once per session (the agent may refresh its copy). Never recorded.
+   */
+  agent_files: z
+    .array(
+      z.strictObject({
+        path: z
+          .string()
+          .min(1)
+          .max(256)
+          .refine((p) => !p.startsWith('/') && !p.split('/').some((s) => s === '..' || s === '' || s === '.'), { message: 'must be a relative path without . or .. segments' }),
+        data_base64: z.string().max(1024 * 1024),
+      }),
+    )
+    .max(16)
+    .optional(),
+  /** ACP only: the agent's session mode to set once the session is open (`session/set_mode`); the session fails without it. */
+  mode: z.string().min(1).max(128).optional(),
 });
 export type StartProcessRequest = z.input<typeof StartProcessRequestSchema>;
 

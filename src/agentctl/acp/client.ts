@@ -15,7 +15,7 @@
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
 import type { Logger } from 'pino';
-import type { AcpEvent, ApprovePolicy, PermissionAnswer, PermissionRequestInfo, ProcessInfo } from '../../protocol/index.js';
+import type { AcpEvent, AcpResume, ApprovePolicy, PermissionAnswer, PermissionRequestInfo, ProcessInfo } from '../../protocol/index.js';
 import { protocolError } from '../errors.js';
 import type { Workspace } from '../workspace/files.js';
 import type { EventLog } from './events.js';
@@ -30,8 +30,18 @@ interface AcpClientOptions {
   readonly stdout: Readable;
   readonly workspace: Workspace;
   readonly approve: ApprovePolicy;
+  /** The session mode to set once the session is open (null: the agent's default). */
+  readonly mode: string | null;
   readonly events: EventLog;
   readonly log: Logger;
+}
+
+/** The conversation a process continues (see resume.ts). */
+export interface ResumeTarget {
+  /** The earlier process. */
+  readonly from: string;
+  /** Its last ACP session, null when it never opened one. */
+  readonly sessionId: string | null;
 }
 
 interface PendingPermission {
@@ -50,6 +60,8 @@ export class AcpClient {
   /** The turn in flight (0: none). */
   #turn = 0;
   #nextRequest = 1;
+  /** While session/load runs: the updates are the history the agent streams back. */
+  #replaying = false;
 
   constructor(options: AcpClientOptions) {
     this.#opts = options;
@@ -83,9 +95,12 @@ export class AcpClient {
     return { session_id: this.#sessionId, state: this.#state, turns: this.#turns, pending_permissions: this.#pending.size, next_event_seq: this.#opts.events.nextSeq };
   }
 
-  /** Opens the ACP session (initialize, session/new in the workspace), then runs `prompt` as the first turn. */
-  start(prompt: string | undefined): void {
-    this.#ready = this.#open();
+  /**
+   * Opens the ACP session (initialize, then session/new in the workspace, or session/load of
+   * `resume`'s session when the agent can), then runs `prompt` as the first turn.
+   */
+  start(prompt: string | undefined, resume?: ResumeTarget): void {
+    this.#ready = this.#open(resume);
     this.#ready.catch((err: unknown) => {
       this.#record({ type: 'error', turn: null, message: `opening the ACP session failed: ${errorText(err)}` });
       this.#state = 'closed';
@@ -94,17 +109,43 @@ export class AcpClient {
     else void this.#ready.then(() => this.#idle(), () => undefined);
   }
 
-  async #open(): Promise<string> {
+  async #open(resume: ResumeTarget | undefined): Promise<string> {
     const init = await this.#conn.agent.request(acp.methods.agent.initialize, {
       protocolVersion: acp.PROTOCOL_VERSION,
       clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
       clientInfo: { name: 'berth-agentctl', version: '1' },
     });
-    const session = await this.#conn.agent.request(acp.methods.agent.session.new, { cwd: this.#opts.workspace.declaredRoot, mcpServers: [] });
-    this.#sessionId = session.sessionId;
     const agent = init.agentInfo ? { name: init.agentInfo.name, version: init.agentInfo.version } : null;
-    this.#record({ type: 'session', session_id: session.sessionId, agent });
+    const loaded = resume === undefined ? null : await this.#load(resume, init.agentCapabilities?.loadSession === true);
+    const sessionId = loaded?.loaded === true && loaded.session_id !== null ? loaded.session_id : await this.#newSession();
+    // a mode that asks (rather than one where the agent decides alone) is a promise to the person: no turn without it
+    if (this.#opts.mode !== null) await this.#conn.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: this.#opts.mode }).catch((err: unknown) => {
+      throw new Error(`cannot set the session mode '${this.#opts.mode}': ${errorText(err)}`);
+    });
+    this.#sessionId = sessionId;
+    this.#record({ type: 'session', session_id: sessionId, agent, ...(loaded !== null ? { resume: loaded } : {}) });
+    return sessionId;
+  }
+
+  async #newSession(): Promise<string> {
+    const session = await this.#conn.agent.request(acp.methods.agent.session.new, { cwd: this.#opts.workspace.declaredRoot, mcpServers: [] });
     return session.sessionId;
+  }
+
+  /** session/load of `resume`'s session when there is one and the agent can; why not, otherwise. */
+  async #load(resume: ResumeTarget, canLoad: boolean): Promise<AcpResume> {
+    const base = { from: resume.from, session_id: resume.sessionId };
+    if (resume.sessionId === null) return { ...base, loaded: false, reason: `process ${resume.from} never opened an ACP session` };
+    if (!canLoad) return { ...base, loaded: false, reason: 'the agent cannot load sessions (its initialize offers no loadSession)' };
+    this.#replaying = true;
+    try {
+      await this.#conn.agent.request(acp.methods.agent.session.load, { sessionId: resume.sessionId, cwd: this.#opts.workspace.declaredRoot, mcpServers: [] });
+      return { ...base, loaded: true, reason: null };
+    } catch (err) {
+      return { ...base, loaded: false, reason: `session/load failed: ${errorText(err)}` };
+    } finally {
+      this.#replaying = false;
+    }
   }
 
   #idle(): void {
@@ -207,7 +248,8 @@ export class AcpClient {
   #tap(message: acp.AnyMessage): void {
     if (!('method' in message) || 'id' in message || message.method !== acp.methods.client.session.update) return;
     const update = isRecord(message.params) ? message.params['update'] : undefined;
-    if (isRecord(update) && typeof update['sessionUpdate'] === 'string') this.#record({ type: 'update', turn: this.#turn === 0 ? null : this.#turn, update });
+    if (!isRecord(update) || typeof update['sessionUpdate'] !== 'string') return;
+    this.#record({ type: 'update', turn: this.#turn === 0 ? null : this.#turn, update, ...(this.#replaying ? { replay: true as const } : {}) });
   }
 
   #record(event: AcpEvent): void {

@@ -11,9 +11,11 @@ import type { Logger } from 'pino';
 import type { EventPage, ProcessInfo, SignalName, StartProcessRequest } from '../../protocol/index.js';
 import { AcpClient } from '../acp/client.js';
 import { EVENTS_FILE, EventLog } from '../acp/events.js';
+import { readResume, type ResumePlan } from '../acp/resume.js';
 import { protocolError } from '../errors.js';
 import type { Workspace } from '../workspace/files.js';
 import { confine } from '../workspace/paths.js';
+import { agentStateDir, expandAgentState, seedAgentFiles } from './agent-state.js';
 import { childEnv } from './child-env.js';
 import { procStartTime } from '../../shared/proc.js';
 import { OUTPUT_FILE, processDir, writeMeta, type ProcessMeta } from './meta.js';
@@ -55,7 +57,7 @@ const SIGKILL_WAIT_MS = 5000;
 /** Exited processes whose output stays in memory (each up to the per-process cap). */
 const RETAINED_EXITED_OUTPUTS = 8;
 
-type StartRequest = Required<Pick<StartProcessRequest, 'command' | 'env' | 'kind'>> & Pick<StartProcessRequest, 'cwd' | 'id' | 'protocol' | 'approve' | 'prompt'>;
+type StartRequest = Required<Pick<StartProcessRequest, 'command' | 'env' | 'kind'>> & Pick<StartProcessRequest, 'cwd' | 'id' | 'protocol' | 'approve' | 'prompt' | 'resume_from' | 'agent_state' | 'agent_files' | 'mode'>;
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
@@ -163,6 +165,9 @@ export class ProcessSupervisor {
     const existing = request.id === undefined ? undefined : this.#processes.get(request.id);
     if (existing !== undefined) return { created: false, info: this.#sameOrConflict(existing, request) };
     if (request.protocol !== 'acp' && request.prompt !== undefined) throw protocolError('bad_request', 'prompt: only an ACP process (protocol acp) takes a prompt');
+    const resume = request.resume_from === undefined ? undefined : this.#resumePlan(request.resume_from, request.protocol);
+    if (request.protocol !== 'acp' && request.mode !== undefined) throw protocolError('bad_request', 'mode: only an ACP process (protocol acp) has a session mode');
+    if (request.agent_files !== undefined && request.agent_state === undefined) throw protocolError('bad_request', 'agent_files: needs agent_state (the directory they go in)');
 
     const cwd = await confine(workspace.realRoot, workspace.declaredRoot, request.cwd ?? '.', 'read');
     let cwdStat;
@@ -181,7 +186,17 @@ export class ProcessSupervisor {
       throw protocolError('too_many_processes', `at most ${this.#opts.maxProcesses} processes may run at once in an instance`);
     }
     const id = request.id ?? `p-${randomBytes(8).toString('hex')}`;
-    return { created: true, info: await this.#spawn(id, request, cwd.abs, cwd.rel) };
+    return { created: true, info: await this.#spawn(id, request, cwd.abs, cwd.rel, resume) };
+  }
+
+  /** The conversation `from` (an exited ACP process of this instance) left for a new process to continue. */
+  #resumePlan(from: string, protocol: StartRequest['protocol']): ResumePlan {
+    if (protocol !== 'acp') throw protocolError('bad_request', 'resume_from: only an ACP process (protocol acp) continues a conversation');
+    const earlier = this.#processes.get(from);
+    if (earlier === undefined) throw protocolError('bad_request', `resume_from: no process ${from} in this instance`);
+    if (earlier.meta.protocol !== 'acp') throw protocolError('bad_request', `resume_from: process ${from} does not speak ACP`);
+    if (earlier.meta.status === 'running') throw protocolError('conflict', `resume_from: process ${from} is still running`);
+    return readResume(from, join(earlier.dir, EVENTS_FILE), this.#opts.maxOutputBytes);
   }
 
   #sameOrConflict(existing: ManagedProcess, request: StartRequest): ProcessInfo {
@@ -191,11 +206,14 @@ export class ProcessSupervisor {
     return this.#info(existing);
   }
 
-  async #spawn(id: string, request: StartRequest, cwdAbs: string, cwdRel: string): Promise<ProcessInfo> {
-    const [file, ...args] = request.command as [string, ...string[]];
+  async #spawn(id: string, request: StartRequest, cwdAbs: string, cwdRel: string, resume: ResumePlan | undefined): Promise<ProcessInfo> {
+    const state = request.agent_state === undefined ? null : agentStateDir(this.#opts.stateRoot, request.agent_state);
+    if (state !== null && request.agent_files !== undefined) seedAgentFiles(state, request.agent_files);
+    const run = state === null ? { command: request.command, env: request.env } : expandAgentState(request.command, request.env, state);
+    const [file, ...args] = run.command as [string, ...string[]];
     const child = spawn(file, args, {
       cwd: cwdAbs,
-      env: childEnv(process.env, this.#opts.instanceEnv, request.env),
+      env: childEnv(process.env, this.#opts.instanceEnv, run.env),
       // Own process group: signals go to -pid and reach the whole tree the process starts.
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -241,12 +259,13 @@ export class ProcessSupervisor {
     const proc: ManagedProcess = { meta, dir, output, listeners: new Set(), child, acp: null, exited: done.promise, markExited: done.resolve };
     if (events !== null) {
       const { workspace, log } = this.#opts;
-      const client = new AcpClient({ stdin: child.stdin, stdout: child.stdout, workspace, approve: request.approve ?? 'ask', events, log: log.child({ process: id }) });
+      const client = new AcpClient({ stdin: child.stdin, stdout: child.stdout, workspace, approve: request.approve ?? 'ask', mode: request.mode ?? null, events, log: log.child({ process: id }) });
       proc.acp = { client, events };
     }
     this.#processes.set(id, proc);
     this.#attach(proc, output, child);
-    proc.acp?.client.start(request.prompt);
+    // a resumed conversation that already had its first turn does not get the launch prompt again
+    proc.acp?.client.start(resume?.hadPrompt === true ? undefined : request.prompt, resume?.target);
     this.#opts.log.info({ process: id, pid: child.pid, kind: request.kind }, 'process started');
     return this.#info(proc);
   }

@@ -11,7 +11,8 @@ import { probeBubblewrap } from '../../executors/local/index.js';
 import { write } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
 import type { Check, CliContext, ParsedCommand } from '../types.js';
-import { checkAgentCommands, checkServeConfig } from './doctor-config.js';
+import { checkAgents } from './doctor-agents.js';
+import { checkServeConfig } from './doctor-config.js';
 import { checkAgentReads } from './doctor-sandbox.js';
 import { allKubernetesTargets, kubernetesChecks, namedKubernetesTarget } from './doctor-kubernetes.js';
 
@@ -104,7 +105,7 @@ async function checkServe(ctx: CliContext, config: ResolvedConfig | null): Promi
 export function renderChecks(checks: readonly Check[]): string {
   const width = Math.max(...checks.map((c) => c.name.length));
   return checks
-    .map((c) => `${!c.ok ? 'fail' : c.warn ? 'warn' : 'ok  '}  ${c.name.padEnd(width)}  ${c.detail}${c.ok || !c.fix ? '' : `\n      ${' '.repeat(width)}  fix: ${c.fix}`}`)
+    .map((c) => `${!c.ok ? 'fail' : c.warn ? 'warn' : 'ok  '}  ${c.name.padEnd(width)}  ${c.detail}${(c.ok && c.warn !== true) || !c.fix ? '' : `\n      ${' '.repeat(width)}  fix: ${c.fix}`}`)
     .join('\n')
     .concat('\n');
 }
@@ -128,7 +129,7 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
     configCheck,
     ...[checkSandbox(config)].filter((c): c is Check => c !== null),
     ...checkAgentReads(config, { dataDir: ctx.dataDir, env: ctx.env }),
-    ...checkAgentCommands(config, ctx.env.PATH),
+    ...checkAgents(config, ctx.env),
     ...(await kubernetesChecks(clusters, { env: ctx.env, quick: true, dataDir: ctx.dataDir })),
     ...(await checkServe(ctx, config)),
   ];

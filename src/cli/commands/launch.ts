@@ -13,6 +13,7 @@ import { dataDirArgs, ExitCode, lostDuring, UsageError } from '../exit-codes.js'
 import { formatData, formatDuration, stagesTotalMs } from '../output.js';
 import { LaunchProgress, type LaunchOutcome } from '../progress.js';
 import type { CliContext, ParsedCommand } from '../types.js';
+import { awaitAcpOpen, describeOpen } from './acp-open.js';
 
 /** A `--repo` value: URLs (scheme:// or scp-like git@host:path) pass through; anything else is a local path. */
 export function repositoryFrom(repo: string, branch: string | undefined, cwd: string): LaunchRequest['repository'] {
@@ -93,7 +94,7 @@ async function follow(ctx: CliContext, client: BerthClient, view: SessionView, v
   const final = await client.get(id);
   outcome ??= LaunchProgress.outcomeOf(final);
   if (structured) await write(ctx.io.stdout, formatData(final, structured));
-  if (outcome?.kind === 'ready') return reportReady(ctx, client, final, started, line);
+  if (outcome?.kind === 'ready') return reportReady(ctx, client, final, started, line, verb);
   const stage = outcome?.kind === 'failed' && outcome.stage ? ` at stage ${outcome.stage}` : '';
   const message = outcome?.kind === 'failed' ? outcome.message : `the session is ${final.state}`;
   ctx.io.stderr.write(`berth: ${verb} of session ${id} failed${stage}: ${message}\n`);
@@ -150,7 +151,7 @@ async function followStages(ctx: CliContext, client: BerthClient, id: string, ve
 }
 
 /** A ready session: says so (with its total time and how to get in), unless its agent exited at once. */
-async function reportReady(ctx: CliContext, client: BerthClient, final: SessionView, started: number, line: (text: string) => void): Promise<number> {
+async function reportReady(ctx: CliContext, client: BerthClient, final: SessionView, started: number, line: (text: string) => void, verb: 'launch' | 'resume'): Promise<number> {
   const id = final.id;
   const exited = await watchAgentStart(client, id, ctx.interrupted);
   if (exited && exited.exitCode !== 0) {
@@ -164,6 +165,7 @@ async function reportReady(ctx: CliContext, client: BerthClient, final: SessionV
   const total = stagesTotalMs(final.stages);
   line(`Session ${id} is ready (total ${formatDuration(total ?? Date.now() - started)}).`);
   if (exited) line(`  the agent has already finished (exit code 0): berth logs ${id}`);
+  else if (final.protocol === 'acp') line(describeOpen(await awaitAcpOpen(client, id, ctx.interrupted), verb).replace('ID', id));
   line(`  get in:         berth shell ${id}`);
   line(`  follow agent:   berth logs -f ${id}`);
   line(`  run a command:  berth exec ${id} -- git status`);

@@ -42,6 +42,12 @@ describe('bwrapArgs', () => {
     expect(bwrapArgs({ ...plan, network: false })).toContain('--unshare-net');
   });
 
+  it('maps root to a non-zero id inside (nested sandboxes need it), and leaves other users as they are', () => {
+    const asRoot = bwrapArgs(plan, 0);
+    expect(asRoot.slice(asRoot.indexOf('--uid'), asRoot.indexOf('--uid') + 4)).toEqual(['--uid', '1000', '--gid', '1000']);
+    expect(bwrapArgs(plan, 1234)).not.toContain('--uid');
+  });
+
   it('never binds a path that would uncover the hidden data dir again', () => {
     const args = bwrapArgs({ ...plan, readOnly: ['/', '/data', '/work/bin/agent', '/tmp', '/proc'], hide: ['/data', '/work/data'] });
     expect(at(args, '--ro-bind', '/data')).toBe(-1);

@@ -84,9 +84,17 @@ type Mount = { kind: 'hide-dir' | 'hide-file' | 'bind' | 'ro-bind'; source: stri
  *
  * `--cap-drop ALL` matters when Berth runs as root: bwrap keeps root's capabilities inside the
  * sandbox by default, and with CAP_SYS_ADMIN an agent could unmount the tmpfs that hides the data dir.
+ * Run as root, the sandbox's processes are also not uid 0 inside (`--uid`/`--gid` {@link ROOT_MAPPED_ID}):
+ * uid 0 without capabilities cannot write the uid map of a nested user namespace, so an agent's
+ * own sandbox (Codex runs every command under bwrap) would fail. Host access is unchanged: they are
+ * still host root without capabilities; host root's files show as owned by that id inside.
  */
-export function bwrapArgs(plan: SandboxPlan): string[] {
+/** The uid and gid the sandbox's processes have inside when Berth runs as root (see bwrapArgs). */
+const ROOT_MAPPED_ID = 1000;
+
+export function bwrapArgs(plan: SandboxPlan, hostUid: number = process.getuid?.() ?? -1): string[] {
   const args = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--hostname', 'berth-sandbox'];
+  if (hostUid === 0) args.push('--uid', String(ROOT_MAPPED_ID), '--gid', String(ROOT_MAPPED_ID));
   if (!plan.network) args.push('--unshare-net');
   args.push('--new-session', '--cap-drop', 'ALL');
   args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp');

@@ -1,0 +1,36 @@
+/**
+ * What a process that continues an earlier ACP process's conversation (`resume_from`) needs from
+ * that process's recorded events: its last ACP session, and whether it got to a first turn (when it
+ * did not, the new process sends the launch prompt instead of leaving the conversation empty).
+ * @module
+ */
+import type { ResumeTarget } from './client.js';
+import { EventLog } from './events.js';
+
+export interface ResumePlan {
+  readonly target: ResumeTarget;
+  /** The earlier process started a turn (or its oldest events were dropped by retention). */
+  readonly hadPrompt: boolean;
+}
+
+const PAGE = 1000;
+
+/** Reads the event log at `path` of earlier process `from`. */
+export function readResume(from: string, path: string, maxBytes: number): ResumePlan {
+  const log = EventLog.load(path, maxBytes);
+  let sessionId: string | null = null;
+  let hadPrompt = false;
+  let next = 0;
+  for (;;) {
+    const page = log.page(next, PAGE, true);
+    if (next === 0 && page.first_available > 0) hadPrompt = true;
+    for (const { event } of page.events) {
+      if (event.type === 'session') sessionId = event.session_id;
+      else if (event.type === 'prompt') hadPrompt = true;
+    }
+    if (page.next <= next || page.events.length === 0) break;
+    next = page.next;
+  }
+  log.close();
+  return { target: { from, sessionId }, hadPrompt };
+}
