@@ -4,6 +4,7 @@ import '@xterm/xterm/css/xterm.css';
 import './styles/base.css';
 import './styles/sessions.css';
 import './styles/session.css';
+import './styles/acp.css';
 import { App } from './app.js';
 import { start } from './berth.js';
 

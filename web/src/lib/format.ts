@@ -43,3 +43,9 @@ export function agentStateLabel(s: SessionView): string {
 export function sessionTitle(s: SessionView): string {
   return s.name ?? s.id;
 }
+
+/** Permission requests an ACP agent waits on for a person (0 for a raw agent, or one not running). */
+export function pendingApprovals(s: SessionView): number {
+  const p = s.agentProcess;
+  return s.state === 'ready' && p?.status === 'running' ? (p.pendingApprovals ?? 0) : 0;
+}

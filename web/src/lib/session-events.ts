@@ -27,3 +27,11 @@ export function applyEvent(session: SessionView, ev: SessionEvent): { session: S
       return { session, refetch: true };
   }
 }
+
+/**
+ * Whether the list should poll this session: an ACP agent's turns and permission requests are no
+ * session events, so a running one is read again now and then to see it waiting for a person.
+ */
+export function pollsAgentProgress(s: SessionView): boolean {
+  return s.protocol === 'acp' && s.state === 'ready' && s.agentProcess?.status === 'running';
+}

@@ -3,6 +3,7 @@ import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { BerthApiError, type BerthClient, type SessionView } from '../../../src/api/index.js';
 import { epoch, errorMessage, handleError, markDown } from '../berth.js';
+import { AcpPanel } from '../components/acp-panel.js';
 import { SessionActions } from '../components/actions.js';
 import { ChangePanel } from '../components/change.js';
 import { Output } from '../components/output.js';
@@ -155,11 +156,22 @@ function SessionPanels({ client, session: s, ep }: { client: BerthClient; sessio
         <h2 id="h-stages">Launch stages</h2>
         <Waterfall stages={s.stages} />
       </section>
-      <section class="panel" aria-labelledby="h-output">
-        <h2 id="h-output">Agent output</h2>
-        <Output client={client} id={s.id} runKey={s.agentProcess?.id ?? 'none'} />
-        <SendInput client={client} id={s.id} enabled={s.state === 'ready' && s.agentProcess?.status === 'running'} />
-      </section>
+      {s.protocol === 'acp' ? (
+        <section class="panel" aria-labelledby="h-conversation">
+          <h2 id="h-conversation">Conversation</h2>
+          <AcpPanel client={client} session={s} ep={ep} />
+          <details class="raw-output">
+            <summary>Raw agent output</summary>
+            <Output client={client} id={s.id} runKey={s.agentProcess?.id ?? 'none'} />
+          </details>
+        </section>
+      ) : (
+        <section class="panel" aria-labelledby="h-output">
+          <h2 id="h-output">Agent output</h2>
+          <Output client={client} id={s.id} runKey={s.agentProcess?.id ?? 'none'} />
+          <SendInput client={client} id={s.id} enabled={s.state === 'ready' && s.agentProcess?.status === 'running'} />
+        </section>
+      )}
       <section class="panel" aria-labelledby="h-terminal">
         <h2 id="h-terminal">Terminal</h2>
         <TerminalPanel client={client} id={s.id} enabled={running} />

@@ -3,10 +3,10 @@ import type { JSX } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { BerthApiError, type BerthClient, type SessionState, type SessionView } from '../../../src/api/index.js';
 import { epoch, errorMessage, handleError, markDown } from '../berth.js';
-import { StateBadge } from '../components/state-badge.js';
+import { StateBadge, WaitingBadge } from '../components/state-badge.js';
 import { useClient, useNow, useStore } from '../hooks.js';
 import { agentStateLabel, currentStage, describeStage, formatAge, repositoryLabel, sessionTitle } from '../lib/format.js';
-import { applyEvent } from '../lib/session-events.js';
+import { applyEvent, pollsAgentProgress } from '../lib/session-events.js';
 import { Link } from '../router.js';
 
 const STATES: SessionState[] = ['launching', 'ready', 'stopping', 'stopped', 'failed', 'removing'];
@@ -19,6 +19,9 @@ interface Filters {
 }
 
 const NO_FILTERS: Filters = { state: '', executor: '', query: '' };
+
+/** How often running ACP sessions are read again (their permission requests are no session events). */
+const AGENT_POLL_MS = 3_000;
 
 export function SessionsPage(): JSX.Element {
   const client = useClient();
@@ -150,7 +153,7 @@ function SessionRow({ session: s, now }: { session: SessionView; now: number }):
       </td>
       <td data-label="Agent" data-testid="session-agent-state">
         <div>
-          {agentStateLabel(s)} <span class="muted small">({s.agent})</span>
+          {agentStateLabel(s)} <span class="muted small">({s.agent})</span> <WaitingBadge session={s} />
         </div>
       </td>
       <td data-label="Age">
@@ -211,6 +214,10 @@ function useLiveSessions(client: BerthClient, ep: number): { list: SessionView[]
           if (again && !ac.signal.aborted) refetch(id);
         });
     };
+    const poll = setInterval(() => {
+      for (const s of loaded ? current.values() : []) if (pollsAgentProgress(s)) refetch(s.id);
+    }, AGENT_POLL_MS);
+    ac.signal.addEventListener('abort', () => clearInterval(poll));
     void (async () => {
       try {
         const it = client.allEvents({ signal: ac.signal })[Symbol.asyncIterator]();
