@@ -93,6 +93,10 @@ AGENT_HASH=$(hash_files "$SRC/images/mkimage.sh" "$SRC/images/agent.sh")
 PAUSE_IMAGE=localhost/berth/pause:1-$PAUSE_HASH
 BUSYBOX_IMAGE=localhost/berth/busybox:${BUSYBOX_VERSION:-unknown}-$BUSYBOX_HASH
 AGENT_IMAGE=localhost/berth/agent:node$NODE_VERSION-bookworm-$AGENT_HASH
+# The agent image plus the ACP adapters (images/agents.sh): large, so built on demand only
+# (`build-images agents`), never by `up`.
+AGENTS_HASH=$(hash_files "$SRC/images/mkimage.sh" "$SRC/images/agent.sh" "$SRC/images/agents.sh")
+AGENTS_IMAGE=localhost/berth/agents:node$NODE_VERSION-bookworm-$AGENTS_HASH
 
 pid_of() { [[ -f $PIDS/$1.pid ]] && cat "$PIDS/$1.pid"; }
 
@@ -273,6 +277,34 @@ build_images() {
   if [[ ! -s $(image_tar "$AGENT_IMAGE") ]]; then
     build_image agent "$AGENT_IMAGE" agent.sh "$(node_tgz)"
   fi
+}
+
+# The agents image: build it (and the base agent image) if missing, import it into a running
+# cluster's containerd if missing there; print its reference. Serialized by a lock, so parallel
+# callers (test files) build it once.
+build_agents_image() {
+  exec 9>"$CACHE/agents-image.lock"
+  flock 9
+  if [[ ! -s $(image_tar "$AGENTS_IMAGE") ]]; then
+    build_image agent "$AGENT_IMAGE" agent.sh "$(node_tgz)"
+    log "the agents image holds ~850 MB of npm packages: the first build takes a few minutes"
+    build_image agents "$AGENTS_IMAGE" agents.sh "$(image_tar "$AGENT_IMAGE")" "$DL_DIR"
+  fi
+  if ctr_ version >/dev/null 2>&1; then
+    local have # (not piped into grep -q: with pipefail, ctr's SIGPIPE would read as "missing")
+    have=$(ctr_ images ls -q 2>/dev/null || true)
+    if ! grep -qxF "$AGENTS_IMAGE" <<<"$have"; then
+      log "importing $AGENTS_IMAGE into containerd (k8s.io namespace)"
+      local t0=$SECONDS
+      ctr_ images import "$(image_tar "$AGENTS_IMAGE")" >>"$LOGS/containerd-import.log" 2>&1 ||
+        fail containerd-import "ctr import of $AGENTS_IMAGE failed"
+      log "imported $AGENTS_IMAGE in $((SECONDS - t0))s"
+    fi
+  else
+    log "the cluster is not running: $AGENTS_IMAGE is built but not imported (run this again after up)"
+  fi
+  flock -u 9
+  echo "$AGENTS_IMAGE"
 }
 
 build_all() {
@@ -659,7 +691,7 @@ import_images() {
   have=$(ctr_ images ls -q 2>/dev/null || true)
   # Drop our images of older recipes.
   for ref in $(grep '^localhost/berth/' <<<"$have" || true); do
-    case $ref in "$PAUSE_IMAGE" | "$BUSYBOX_IMAGE" | "$AGENT_IMAGE") ;; *) ctr_ images rm "$ref" >/dev/null 2>&1 || true ;; esac
+    case $ref in "$PAUSE_IMAGE" | "$BUSYBOX_IMAGE" | "$AGENT_IMAGE" | "$AGENTS_IMAGE") ;; *) ctr_ images rm "$ref" >/dev/null 2>&1 || true ;; esac
   done
   for ref in "$PAUSE_IMAGE" "$BUSYBOX_IMAGE" "$AGENT_IMAGE"; do
     grep -qxF "$ref" <<<"$have" && continue
@@ -872,7 +904,7 @@ cmd_status() {
   echo "cache:      $CACHE"
   echo "kube:       $KUBE_BIN $([[ -x $KUBE_BIN ]] && echo '(built)' || echo '(not built)')"
   local ref
-  for ref in "$PAUSE_IMAGE" "$BUSYBOX_IMAGE" "$AGENT_IMAGE"; do
+  for ref in "$PAUSE_IMAGE" "$BUSYBOX_IMAGE" "$AGENT_IMAGE" "$AGENTS_IMAGE"; do
     echo "image:      $ref $([[ -s $(image_tar "$ref") ]] && echo '(built)' || echo '(not built)')"
   done
   for c in "${COMPONENTS[@]}"; do
@@ -904,10 +936,10 @@ case ${1:-} in
   build | build-images)
     require_tools
     mkdir -p "$BIN_DIR" "$IMG_DIR" "$DL_DIR" "$LOGS"
-    if [[ $1 == build ]]; then build_all; else build_images; fi
+    if [[ $1 == build ]]; then build_all; elif [[ ${2:-} == agents ]]; then build_agents_image; else build_images; fi
     ;;
   *)
-    echo "usage: $0 up|down|status|env|build|build-images" >&2
+    echo "usage: $0 up|down|status|env|build|build-images [agents]" >&2
     exit 2
     ;;
 esac
