@@ -13,7 +13,12 @@ interface EventsOptions extends CallOptions {
   readonly from?: number;
   /** Max events (max LIMITS.maxOutputPage). @default LIMITS.maxOutputPage */
   readonly limit?: number;
+  /** Long-poll: with no event from `from` yet, wait up to this many ms for one (max LIMITS.maxEventWaitMs). */
+  readonly wait?: number;
 }
+
+/** The timeout of an events request besides its `wait`. */
+const DEFAULT_EVENTS_TIMEOUT_MS = 10_000;
 
 /** `InstanceClient.acp`: turns, cancel, events and permissions of ACP processes. */
 export class AcpProcessClient {
@@ -38,11 +43,12 @@ export class AcpProcessClient {
       {
         method: 'GET',
         path: instanceRoutes.processEvents(processId),
-        query: { from: options.from, limit: options.limit },
+        query: { from: options.from, limit: options.limit, wait: options.wait },
         schema: EventPageSchema,
         idempotent: true,
       },
-      options,
+      // the request may take `wait` longer than an ordinary one
+      options.wait !== undefined && options.wait > 0 && options.timeoutMs === undefined ? { ...options, timeoutMs: DEFAULT_EVENTS_TIMEOUT_MS + options.wait } : options,
     );
   }
 

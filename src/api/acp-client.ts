@@ -31,11 +31,16 @@ export class AcpSessionClient {
     return this.#t.json('POST', apiRoutes.approve(id), ApproveResultSchema, { body: answer });
   }
 
-  /** One page of the agent's typed events from `from` (409 for a raw agent). */
-  events(id: string, opts: { from?: number; limit?: number; signal?: AbortSignal } = {}): Promise<AgentEventPage> {
+  /**
+   * One page of the agent's typed events from `from` (409 for a raw agent). `wait` (ms, at most
+   * 20000): with no event from `from` yet, the server answers as soon as there is one, or the agent
+   * exits, at the latest after `wait`.
+   */
+  events(id: string, opts: { from?: number; limit?: number; wait?: number; signal?: AbortSignal } = {}): Promise<AgentEventPage> {
     const q = new URLSearchParams();
     if (opts.from !== undefined) q.set('from', String(opts.from));
     if (opts.limit !== undefined) q.set('limit', String(opts.limit));
+    if (opts.wait !== undefined) q.set('wait', String(opts.wait));
     const qs = q.size > 0 ? `?${q.toString()}` : '';
     return this.#t.json('GET', `${apiRoutes.agentEvents(id)}${qs}`, AgentEventPageSchema, { signal: opts.signal });
   }

@@ -8,6 +8,9 @@
 import { z } from 'zod';
 import { AcpEventSchema } from '../protocol/index.js';
 
+/** Longest `GET …/agent-events?wait=` may wait for a new event, in ms (agentctl's own limit). */
+export const MAX_AGENT_EVENTS_WAIT_MS = 20_000;
+
 /** Body of `POST /api/v1/sessions/{id}/approve`. */
 export const ApproveRequestSchema = z.strictObject({
   /** The request to answer; absent: the oldest pending one. */

@@ -159,6 +159,13 @@ const OPERATIONS: Record<Operation, JsonObject> = {
     parameters: [
       { name: 'from', in: 'query', required: false, schema: { type: 'integer', minimum: 0 }, description: 'First event sequence number' },
       { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1 }, description: 'At most this many events' },
+      {
+        name: 'wait',
+        in: 'query',
+        required: false,
+        schema: { type: 'integer', minimum: 0, maximum: 20000 },
+        description: 'Long-poll: when there is no event from `from` yet and the agent runs, answer as soon as there is one (or the agent exits), at the latest after this many ms',
+      },
     ],
     responses: { '200': { description: 'One page of events', content: json('AgentEventPage') } },
   },

@@ -101,6 +101,21 @@ const AgentProcessViewSchema = z.object({
   turns: z.number().int().nonnegative().optional(),
   turnRunning: z.boolean().optional(),
   pendingApprovals: z.number().int().nonnegative().optional().meta({ description: 'ACP agents: permission requests waiting for a person (answer with POST …/approve)' }),
+  /** ACP agents while they run: what the conversation has used so far, over every run that continued it. */
+  usage: z
+    .object({
+      toolCalls: z.number().int().nonnegative(),
+      /** Summed over the turns' reported usage; null until the agent reports any. */
+      inputTokens: z.number().nonnegative().nullable(),
+      outputTokens: z.number().nonnegative().nullable(),
+      totalTokens: z.number().nonnegative().nullable(),
+      /** The latest context window the agent reported (tokens used of its size). */
+      context: z.object({ used: z.number().nonnegative(), size: z.number().nonnegative() }).nullable(),
+      /** The latest cost the agent reported for the session. */
+      cost: z.object({ amount: z.number(), currency: z.string() }).nullable(),
+    })
+    .optional()
+    .meta({ description: 'ACP agents: tool calls, tokens and cost so far, where the agent reports them' }),
 });
 export type AgentProcessView = z.infer<typeof AgentProcessViewSchema>;
 

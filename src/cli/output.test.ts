@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { SessionView } from '../api/index.js';
-import { formatAge, formatDuration, formatTable, renderSessionList, renderStatus } from './output.js';
+import { formatAge, formatDuration, formatTable, renderSessionList, renderStatus, usageText } from './output.js';
 import { LaunchProgress } from './progress.js';
 
 const NOW = new Date('2026-01-01T12:00:00.000Z');
@@ -148,5 +148,15 @@ describe('LaunchProgress', () => {
     // a new run of the same stage (a resume) is shown again
     p.onEvent({ ...base, type: 'stage', stage: { ...done, startedAt: '2026-01-01T11:56:00.000Z', endedAt: '2026-01-01T11:56:00.250Z', durationMs: 250 } });
     expect(lines).toEqual(['  ✓ workspace         500ms', '  ✓ workspace         250ms']);
+  });
+});
+
+describe('usageText', () => {
+  it('shows what the agent reported and nothing it did not', () => {
+    expect(usageText(undefined)).toBe('');
+    expect(usageText({ toolCalls: 1, inputTokens: null, outputTokens: null, totalTokens: null, context: null, cost: null })).toBe(', 1 tool call');
+    expect(usageText({ toolCalls: 3, inputTokens: 1000, outputTokens: 234, totalTokens: 1234, context: { used: 5, size: 10 }, cost: { amount: 0.123, currency: 'USD' } })).toBe(
+      ', 3 tool calls, 1,234 tokens (in 1,000, out 234), 0.12 USD',
+    );
   });
 });

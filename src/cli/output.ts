@@ -143,7 +143,17 @@ function acpText(v: SessionView): string {
   const p = v.agentProcess;
   if (v.protocol !== 'acp' || !p || p.turns === undefined) return '';
   const pending = p.pendingApprovals ?? 0;
-  return `, ACP, ${p.turns} turn${p.turns === 1 ? '' : 's'}${p.turnRunning ? ', turn running' : ''}${pending > 0 ? `, ${pending} approval${pending === 1 ? '' : 's'} pending (berth approve ${v.id})` : ''}`;
+  return `, ACP, ${p.turns} turn${p.turns === 1 ? '' : 's'}${p.turnRunning ? ', turn running' : ''}${usageText(p.usage)}${pending > 0 ? `, ${pending} approval${pending === 1 ? '' : 's'} pending (berth approve ${v.id})` : ''}`;
+}
+
+/** `, 3 tool calls, 1,234 tokens (in 1,000, out 234), 0.12 USD` — what the agent reported, nothing it did not. */
+export function usageText(u: NonNullable<SessionView['agentProcess']>['usage']): string {
+  if (u === undefined) return '';
+  const n = (x: number): string => x.toLocaleString('en-US');
+  let out = `, ${u.toolCalls} tool call${u.toolCalls === 1 ? '' : 's'}`;
+  if (u.totalTokens !== null) out += `, ${n(u.totalTokens)} tokens${u.inputTokens !== null && u.outputTokens !== null ? ` (in ${n(u.inputTokens)}, out ${n(u.outputTokens)})` : ''}`;
+  if (u.cost !== null) out += `, ${u.cost.amount.toFixed(2)} ${u.cost.currency}`;
+  return out;
 }
 
 function oneLine(s: string, max: number): string {

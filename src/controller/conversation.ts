@@ -57,9 +57,14 @@ export class ConversationOps {
     });
   }
 
-  async agentEvents(id: string, opts: { from?: number; limit?: number; signal?: AbortSignal }): Promise<AgentEventPage> {
+  async agentEvents(id: string, opts: { from?: number; limit?: number; wait?: number; signal?: AbortSignal }): Promise<AgentEventPage> {
     const page = await this.#withAcp(id, 'read the agent events of', (acp, processId) =>
-      acp.events(processId, { ...(opts.from !== undefined ? { from: opts.from } : {}), ...(opts.limit !== undefined ? { limit: Math.min(opts.limit, LIMITS.maxOutputPage) } : {}), ...(opts.signal ? { signal: opts.signal } : {}) }),
+      acp.events(processId, {
+        ...(opts.from !== undefined ? { from: opts.from } : {}),
+        ...(opts.limit !== undefined ? { limit: Math.min(opts.limit, LIMITS.maxOutputPage) } : {}),
+        ...(opts.wait !== undefined && opts.wait > 0 ? { wait: Math.min(opts.wait, LIMITS.maxEventWaitMs) } : {}),
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      }),
     );
     return { events: page.events, next: page.next, firstAvailable: page.first_available, complete: page.complete };
   }

@@ -112,7 +112,9 @@ export class LiveAccess {
 }
 
 /** An ACP agent's turns and the permission requests waiting for a person, while it runs (nothing for a raw agent). */
-function acpProgress(info: ProcessInfo): Pick<AgentProcessView, 'turns' | 'turnRunning' | 'pendingApprovals'> {
+function acpProgress(info: ProcessInfo): Pick<AgentProcessView, 'turns' | 'turnRunning' | 'pendingApprovals' | 'usage'> {
   if (info.acp === undefined) return {};
-  return { turns: info.acp.turns, turnRunning: info.acp.state === 'prompting', pendingApprovals: info.acp.pending_permissions };
+  const u = info.acp.usage;
+  const usage = u === undefined ? {} : { usage: { toolCalls: u.tool_calls, inputTokens: u.input_tokens, outputTokens: u.output_tokens, totalTokens: u.total_tokens, context: u.context, cost: u.cost } };
+  return { turns: info.acp.turns, turnRunning: info.acp.state === 'prompting', pendingApprovals: info.acp.pending_permissions, ...usage };
 }

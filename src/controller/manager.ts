@@ -319,7 +319,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
     return this.#conversation.approve(id, answer);
   }
 
-  agentEvents(id: string, opts: { from?: number; limit?: number; signal?: AbortSignal }): Promise<AgentEventPage> {
+  agentEvents(id: string, opts: { from?: number; limit?: number; wait?: number; signal?: AbortSignal }): Promise<AgentEventPage> {
     return this.#conversation.agentEvents(id, opts);
   }
 

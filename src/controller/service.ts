@@ -183,7 +183,7 @@ export interface SessionConversationService {
   /** Answers a pending permission request: `requestId`, else the oldest; allow unless `deny`. */
   approve(id: string, answer: ApproveRequest): Promise<ApproveResult>;
   /** One page of the agent's recorded events from `from`. */
-  agentEvents(id: string, opts: { from?: number; limit?: number; signal?: AbortSignal }): Promise<AgentEventPage>;
+  agentEvents(id: string, opts: { from?: number; limit?: number; wait?: number; signal?: AbortSignal }): Promise<AgentEventPage>;
 }
 
 export interface SessionWorkspace {

@@ -48,6 +48,21 @@ export const PermissionAnswerSchema = z
 export type PermissionAnswer = z.input<typeof PermissionAnswerSchema>;
 
 /**
+ * What an ACP conversation has cost so far, over every run that continued it: tool calls the agent
+ * reported, tokens summed over the turns' reported usage (null until the agent reports any), and
+ * the latest context window and cost of its `usage_update`s (null when it sends none).
+ */
+export const AcpUsageSchema = z.object({
+  tool_calls: z.number().int().nonnegative(),
+  input_tokens: z.number().nonnegative().nullable(),
+  output_tokens: z.number().nonnegative().nullable(),
+  total_tokens: z.number().nonnegative().nullable(),
+  context: z.object({ used: z.number().nonnegative(), size: z.number().nonnegative() }).nullable(),
+  cost: z.object({ amount: z.number(), currency: z.string() }).nullable(),
+});
+export type AcpUsage = z.infer<typeof AcpUsageSchema>;
+
+/**
  * How a process continued an earlier one's conversation: `from` is that process, `session_id` its
  * last ACP session (null: it never opened one); `loaded` when `session/load` restored it, otherwise
  * `reason` says why a new session was opened instead.
@@ -57,6 +72,8 @@ const ResumeSchema = z.object({
   session_id: z.string().nullable(),
   loaded: z.boolean(),
   reason: z.string().nullable(),
+  /** The conversation's usage when the earlier run ended (this run's counts start from it). */
+  usage: AcpUsageSchema.optional(),
 });
 export type AcpResume = z.infer<typeof ResumeSchema>;
 

@@ -66,6 +66,8 @@ export const LIMITS = {
   maxFileReadBytes: 8 * 1024 * 1024,
   /** Largest chunk list returned by one output read. */
   maxOutputPage: 1000,
+  /** Longest an events request may wait for a new event (`wait`, ms): under every proxy's idle timeout. */
+  maxEventWaitMs: 20_000,
   /** Default cap of concurrently running processes per instance. */
   defaultMaxProcesses: 32,
   /** Default retained output per process (older chunks are dropped, their sequence numbers stay). */

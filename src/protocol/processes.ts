@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { EnvSchema } from './control.js';
+import { AcpUsageSchema } from './acp.js';
 
 export const ProcessKindSchema = z.enum(['agent', 'process']);
 
@@ -114,6 +115,8 @@ export const ProcessInfoSchema = z.object({
       pending_permissions: z.number().int().nonnegative(),
       /** Sequence number the next event will get (see `…/events`). */
       next_event_seq: z.number().int().nonnegative(),
+      /** The conversation's usage so far, earlier runs it continues included. */
+      usage: AcpUsageSchema.optional(),
     })
     .optional(),
 });

@@ -42,7 +42,9 @@ export const instanceRoutes = {
  * Query parameters:
  * - processOutput: `from` (seq, default 0), `limit` (default and max LIMITS.maxOutputPage)
  * - processStream: `from` (seq, default 0)
- * - processEvents: `from` (event seq, default 0), `limit` (default and max LIMITS.maxOutputPage)
+ * - processEvents: `from` (event seq, default 0), `limit` (default and max LIMITS.maxOutputPage),
+ *   `wait` (ms, default 0, max LIMITS.maxEventWaitMs): when there is no event from `from` yet and the
+ *   process runs, answer as soon as one is recorded or the process exits, at the latest after `wait`
  * - filesTree: `path` (default "."), `depth` (default 1, max 32)
  * - filesContent (GET, DELETE): `path`; DELETE also `recursive=true` for directories
  * - filesContent (PUT): body WriteFileRequest

@@ -15,12 +15,13 @@
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
 import type { Logger } from 'pino';
-import type { AcpEvent, AcpResume, ApprovePolicy, PermissionAnswer, PermissionRequestInfo, ProcessInfo } from '../../protocol/index.js';
+import type { AcpEvent, AcpResume, AcpUsage, ApprovePolicy, PermissionAnswer, PermissionRequestInfo, ProcessInfo } from '../../protocol/index.js';
 import { protocolError } from '../errors.js';
 import type { Workspace } from '../workspace/files.js';
 import type { EventLog } from './events.js';
 import { readTextFile, writeTextFile } from './fs.js';
 import { chooseOption, policyChoice } from './policy.js';
+import { NO_USAGE, tally } from './usage.js';
 
 type AcpInfo = NonNullable<ProcessInfo['acp']>;
 type PermissionOutcome = acp.RequestPermissionResponse['outcome'];
@@ -42,6 +43,8 @@ export interface ResumeTarget {
   readonly from: string;
   /** Its last ACP session, null when it never opened one. */
   readonly sessionId: string | null;
+  /** The conversation's usage when it ended. */
+  readonly usage: AcpUsage;
 }
 
 interface PendingPermission {
@@ -62,6 +65,7 @@ export class AcpClient {
   #nextRequest = 1;
   /** While session/load runs: the updates are the history the agent streams back. */
   #replaying = false;
+  #usage: AcpUsage = NO_USAGE;
 
   constructor(options: AcpClientOptions) {
     this.#opts = options;
@@ -92,7 +96,7 @@ export class AcpClient {
   }
 
   info(): AcpInfo {
-    return { session_id: this.#sessionId, state: this.#state, turns: this.#turns, pending_permissions: this.#pending.size, next_event_seq: this.#opts.events.nextSeq };
+    return { session_id: this.#sessionId, state: this.#state, turns: this.#turns, pending_permissions: this.#pending.size, next_event_seq: this.#opts.events.nextSeq, usage: this.#usage };
   }
 
   /**
@@ -100,6 +104,7 @@ export class AcpClient {
    * `resume`'s session when the agent can), then runs `prompt` as the first turn.
    */
   start(prompt: string | undefined, resume?: ResumeTarget): void {
+    if (resume !== undefined) this.#usage = resume.usage;
     this.#ready = this.#open(resume);
     this.#ready.catch((err: unknown) => {
       this.#record({ type: 'error', turn: null, message: `opening the ACP session failed: ${errorText(err)}` });
@@ -134,7 +139,7 @@ export class AcpClient {
 
   /** session/load of `resume`'s session when there is one and the agent can; why not, otherwise. */
   async #load(resume: ResumeTarget, canLoad: boolean): Promise<AcpResume> {
-    const base = { from: resume.from, session_id: resume.sessionId };
+    const base = { from: resume.from, session_id: resume.sessionId, usage: resume.usage };
     if (resume.sessionId === null) return { ...base, loaded: false, reason: `process ${resume.from} never opened an ACP session` };
     if (!canLoad) return { ...base, loaded: false, reason: 'the agent cannot load sessions (its initialize offers no loadSession)' };
     this.#replaying = true;
@@ -253,6 +258,7 @@ export class AcpClient {
   }
 
   #record(event: AcpEvent): void {
+    this.#usage = tally(this.#usage, event);
     try {
       this.#opts.events.append(event);
     } catch (err) {

@@ -29,7 +29,27 @@ export function decodeEvent(chunk: StoredChunk): RecordedEvent | null {
 }
 
 export class EventLog {
+  readonly #waiters = new Set<() => void>();
+
   private constructor(readonly log: OutputLog) {}
+
+  /** Resolves once an event with a sequence number >= `seq` is recorded, or after `ms`, or on `abort`. */
+  waitFor(seq: number, ms: number, abort: Promise<void>): Promise<void> {
+    if (this.nextSeq > seq) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.#waiters.delete(check);
+        resolve();
+      };
+      const check = (): void => {
+        if (this.nextSeq > seq) done();
+      };
+      const timer = setTimeout(done, ms);
+      this.#waiters.add(check);
+      void abort.then(done);
+    });
+  }
 
   /** Opens (or creates) the log at `path` for appending. */
   static open(path: string, maxBytes: number): EventLog {
@@ -48,6 +68,7 @@ export class EventLog {
   /** Appends `event` (synchronously: the order of calls is the order on disk). */
   append(event: AcpEvent): RecordedEvent {
     const chunk = this.log.append('stdout', encodeEvent(event));
+    for (const w of [...this.#waiters]) w();
     return { seq: chunk.seq, at: chunk.at, event };
   }
 

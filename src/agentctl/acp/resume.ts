@@ -4,8 +4,10 @@
  * did not, the new process sends the launch prompt instead of leaving the conversation empty).
  * @module
  */
+import type { AcpUsage } from '../../protocol/index.js';
 import type { ResumeTarget } from './client.js';
 import { EventLog } from './events.js';
+import { NO_USAGE, tally } from './usage.js';
 
 export interface ResumePlan {
   readonly target: ResumeTarget;
@@ -20,17 +22,21 @@ export function readResume(from: string, path: string, maxBytes: number): Resume
   const log = EventLog.load(path, maxBytes);
   let sessionId: string | null = null;
   let hadPrompt = false;
+  let usage: AcpUsage = NO_USAGE;
   let next = 0;
   for (;;) {
     const page = log.page(next, PAGE, true);
     if (next === 0 && page.first_available > 0) hadPrompt = true;
     for (const { event } of page.events) {
-      if (event.type === 'session') sessionId = event.session_id;
-      else if (event.type === 'prompt') hadPrompt = true;
+      if (event.type === 'session') {
+        sessionId = event.session_id;
+        usage = event.resume?.usage ?? usage;
+      } else if (event.type === 'prompt') hadPrompt = true;
+      usage = tally(usage, event);
     }
     if (page.next <= next || page.events.length === 0) break;
     next = page.next;
   }
   log.close();
-  return { target: { from, sessionId }, hadPrompt };
+  return { target: { from, sessionId, usage }, hadPrompt };
 }

@@ -28,9 +28,11 @@ export function addAcpRoutes(r: Router<Route>, processes: ProcessSupervisor): vo
     },
   });
   r.add('GET', instanceRoutes.processEvents(P), {
-    handler: ({ params, query }) => {
+    handler: async ({ params, query }) => {
       const from = intParam(query, 'from', 0, 0, Number.MAX_SAFE_INTEGER);
       const limit = intParam(query, 'limit', LIMITS.maxOutputPage, 1, LIMITS.maxOutputPage);
+      const wait = intParam(query, 'wait', 0, 0, LIMITS.maxEventWaitMs);
+      if (wait > 0) await processes.waitEvents(id(params), from, wait);
       return { status: 200, body: processes.events(id(params), from, limit) };
     },
   });

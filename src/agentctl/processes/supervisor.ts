@@ -371,6 +371,13 @@ export class ProcessSupervisor {
     return proc.acp.client;
   }
 
+  /** Resolves when running ACP process `id` records an event from `from` on, exits, or after `ms`. */
+  async waitEvents(id: string, from: number, ms: number): Promise<void> {
+    const proc = this.#find(id);
+    if (proc.acp === null || proc.meta.status !== 'running') return;
+    await proc.acp.events.waitFor(from, ms, proc.exited);
+  }
+
   /** The recorded events of ACP process `id` (read back from disk once it exited). */
   events(id: string, from: number, limit: number): EventPage {
     const proc = this.#find(id);

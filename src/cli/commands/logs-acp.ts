@@ -1,14 +1,16 @@
 /**
  * `berth logs ID` of an ACP session: the agent's typed events as a readable transcript (or, with
- * `-o json`, one recorded event per line), read page by page; with -f, polled until the agent exits.
+ * `-o json`, one recorded event per line), read page by page; with -f, followed with long-polls
+ * (the server answers as soon as there is a new event) until the agent exits.
  * @module
  */
+import { MAX_AGENT_EVENTS_WAIT_MS } from '../../api/index.js';
 import { write } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
 import { Transcript } from '../transcript.js';
 import type { CliContext } from '../types.js';
 
-/** Pause between polls of a followed transcript while nothing new came. */
+/** Pause before asking again when a long-poll came back empty at once (a server that does not wait). */
 const FOLLOW_POLL_MS = 300;
 
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
@@ -24,7 +26,8 @@ export async function runAcpLogs(ctx: CliContext, id: string, opts: { from?: num
   let next = opts.from ?? 0;
   try {
     for (;;) {
-      const page = await client.acp.events(id, { from: next, signal: ctx.interrupted });
+      const asked = Date.now();
+      const page = await client.acp.events(id, { from: next, signal: ctx.interrupted, ...(opts.follow ? { wait: MAX_AGENT_EVENTS_WAIT_MS } : {}) });
       let text = '';
       for (const e of page.events) text += json ? `${JSON.stringify(e)}\n` : transcript.push(e);
       if (text !== '') await write(ctx.io.stdout, text);
@@ -33,7 +36,7 @@ export async function runAcpLogs(ctx: CliContext, id: string, opts: { from?: num
       if (page.complete || ctx.interrupted.aborted) break;
       if (!moved) {
         if (!opts.follow) break;
-        await sleep(FOLLOW_POLL_MS, ctx.interrupted);
+        if (Date.now() - asked < FOLLOW_POLL_MS) await sleep(FOLLOW_POLL_MS, ctx.interrupted);
       }
     }
   } catch (err) {

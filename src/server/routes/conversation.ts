@@ -3,7 +3,7 @@
  * flight, answer a permission request, read the agent's typed events.
  * @module
  */
-import { ApproveRequestSchema } from '../../api/index.js';
+import { ApproveRequestSchema, MAX_AGENT_EVENTS_WAIT_MS } from '../../api/index.js';
 import { HttpError, readJson, sendJson, sendNoContent } from '../../shared/http/index.js';
 import { queryInt } from '../http-util.js';
 import { clientGone, withSession, type ApiHandlers, type ApiService } from './types.js';
@@ -33,7 +33,9 @@ export function conversationRoutes(service: ApiService): ApiHandlers<'cancel' | 
       const from = queryInt(url, 'from');
       const limit = queryInt(url, 'limit');
       if (limit === 0) throw new HttpError('bad_request', 'limit: must be at least 1', { field: 'limit' });
-      const page = await conversation(service).agentEvents(id, { ...(from !== undefined ? { from } : {}), ...(limit !== undefined ? { limit } : {}), signal: clientGone(res) });
+      const wait = queryInt(url, 'wait');
+      if (wait !== undefined && wait > MAX_AGENT_EVENTS_WAIT_MS) throw new HttpError('bad_request', `wait: must be at most ${MAX_AGENT_EVENTS_WAIT_MS} (ms)`, { field: 'wait' });
+      const page = await conversation(service).agentEvents(id, { ...(from !== undefined ? { from } : {}), ...(limit !== undefined ? { limit } : {}), ...(wait !== undefined ? { wait } : {}), signal: clientGone(res) });
       sendJson(res, 200, page);
     }),
   };

@@ -78,6 +78,9 @@ describe('ACP conversations across stop and resume (local)', () => {
     expect((await cli('send', id, 'what did I ask first?')).code).toBe(0);
     const second = await waitTranscript(id, '== turn 1 ended');
     expect(second).toContain('This conversation had 1 earlier turn(s); the first was: please write FIRST.md');
+    // usage counts the whole conversation: the first run's tool call and tokens carried over
+    const usage = (JSON.parse((await cli('status', id, '-o', 'json')).stdout) as { agentProcess: { usage?: { toolCalls: number; outputTokens: number | null } } }).agentProcess.usage;
+    expect(usage).toMatchObject({ toolCalls: 1, outputTokens: 84 });
     // the file of the first run is still there, written once
     const cat = await cli('exec', id, '--', 'grep', '-c', 'Written by', 'FIRST.md');
     expect(cat.stdout.trim()).toBe('1');

@@ -5,11 +5,11 @@
  * is a new turn, `berth cancel` ends a slow turn, `berth logs` shows the transcript (`-o json` the
  * typed events), and a raw agent keeps its ways.
  */
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, makeRepo, removeSessionsAndStop, runCli, startServeProcess, tempDir } from './helpers.js';
+import { CLI, ensureBuilt, makeRepo, removeSessionsAndStop, ROOT, runCli, startServeProcess, tempDir } from './helpers.js';
 
 interface View {
   state: string;
@@ -64,7 +64,7 @@ describe('ACP sessions through the CLI', () => {
 
     const waiting = await waitApprovals(1);
     expect(waiting).toMatchObject({ state: 'ready', protocol: 'acp', agentProcess: { status: 'running', turns: 1, turnRunning: true, pendingApprovals: 1 } });
-    expect((await cli('status', id)).stdout).toContain(`demo-acp (running, ACP, 1 turn, turn running, 1 approval pending (berth approve ${id}))`);
+    expect((await cli('status', id)).stdout).toContain(`demo-acp (running, ACP, 1 turn, turn running, 1 tool call, 1 approval pending (berth approve ${id}))`);
     expect((await cli('ls')).stdout).toMatch(new RegExp(`${id}\\s+acp\\s+ready\\s+demo-acp\\s+waits for approval \\(1\\)`));
     expect(await transcript()).toContain(`?? permission requested (perm-1): Write NOTES-acp.md [Allow / Allow all edits / Deny] (answer: berth approve ${id} [--deny])`);
     expect(await fileExists('NOTES-acp.md'), 'nothing is written before the answer').toBe(false);
@@ -81,7 +81,8 @@ describe('ACP sessions through the CLI', () => {
     expect(text).toMatch(/== turn 1 ended: end_turn \(tokens: in \d+, out 42, total \d+\)\n/);
     const cat = await cli('exec', id, '--', 'cat', 'NOTES-acp.md');
     expect(cat.stdout).toContain("Written by Berth's demo ACP agent for: please write NOTES-acp.md");
-    expect((await view()).agentProcess).toMatchObject({ turns: 1, turnRunning: false, pendingApprovals: 0 });
+    expect((await view()).agentProcess).toMatchObject({ turns: 1, turnRunning: false, pendingApprovals: 0, usage: { toolCalls: 1, outputTokens: 42, context: { size: 200_000 }, cost: null } });
+    expect((await cli('status', id)).stdout).toMatch(/demo-acp \(running, ACP, 1 turn, 1 tool call, \d+ tokens \(in \d+, out 42\)\)/);
 
     const json = await cli('logs', '-o', 'json', id);
     const events = json.stdout.trim().split('\n').map((l) => JSON.parse(l) as { seq: number; event: { type: string } });
@@ -125,6 +126,20 @@ describe('ACP sessions through the CLI', () => {
     expect(again.stderr).toContain('no turn is running');
     expect((await cli('send', id, 'hello')).code).toBe(0);
     await waitTranscript('== turn 4 ended: end_turn');
+  });
+
+  it('berth logs -f follows the transcript live and ends when the agent exits', async () => {
+    const follower = spawn(process.execPath, [CLI, '--data-dir', dataDir, 'logs', '-f', id], { cwd: ROOT, env: { ...process.env, BERTH_DATA_DIR: '' } });
+    let followed = '';
+    follower.stdout.on('data', (d: Buffer) => (followed += d.toString()));
+    const exited = new Promise<number | null>((resolve) => follower.once('close', (code) => resolve(code)));
+    await until('logs -f to catch up', async () => (followed.includes('== turn 4 ended') ? true : undefined));
+    expect((await cli('send', id, 'followed turn')).code).toBe(0);
+    await until('logs -f to show the new turn', async () => (followed.includes('== turn 5 ended: end_turn') ? true : undefined));
+    expect(followed).toContain('>> turn 5: followed turn\n');
+    expect((await cli('stop', id)).code).toBe(0);
+    expect(await exited).toBe(0);
+    expect((await cli('resume', id)).code).toBe(0);
   });
 
   it('leaves a raw agent as it was: stdin input, raw output, no ACP operations', async () => {
