@@ -3,7 +3,8 @@
  * `demo-acp` agent (it asks permission before it writes a file): the permission request shows with
  * its diff, Allow writes the file and the turn ends with its usage; a turn sent from the page is
  * denied and leaves its file unwritten; the sessions list marks a session waiting for a person; a
- * slow turn is cancelled from the page.
+ * slow turn is cancelled from the page; a session stopped and resumed from the page shows the
+ * conversation the agent restored, says it continued, and its usage still counts the first run's.
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -130,5 +131,47 @@ describe('dashboard with an ACP session (demo-acp)', () => {
     await expect.poll(transcript, { timeout: 30_000 }).toContain('Turn 4 ended: cancelled');
     await page.getByTestId('acp-cancel').waitFor({ state: 'detached', timeout: 10_000 });
     expect(await page.getByTestId('acp-send').isDisabled(), 'the prompt is empty').toBe(true);
+  });
+
+  it('stop and resume from the page: the restored conversation shows, it continued, the usage counts the first run', async () => {
+    const launch = await dash.cli(['launch', '--repo', dash.repo, '--agent', 'demo-acp', '--prompt', 'please write KEPT.md', '--env', 'BERTH_DEMO_STEP_MS=0']);
+    expect(launch.code, launch.stderr).toBe(0);
+    const id = /Session (\S+) is ready/.exec(launch.stdout)?.[1] ?? '';
+    expect(id, launch.stdout).not.toBe('');
+    await page.goto(`${dash.origin}/sessions/${encodeURIComponent(id)}`);
+    const panel = page.getByTestId('acp-panel');
+    await panel.getByTestId('acp-permission').getByTestId('acp-allow').click({ timeout: 30_000 });
+    await expect.poll(transcript, { timeout: 30_000 }).toContain('Turn 1 ended: end turn');
+    expect(await page.getByTestId('acp-usage-tools').textContent()).toBe('1');
+    const tokensBefore = await page.getByTestId('acp-usage-tokens').textContent();
+
+    await page.getByTestId('action-stop').click();
+    await page.locator('[data-testid="session-page"][data-state="stopped"]').waitFor({ timeout: 30_000 });
+    await page.getByTestId('action-resume').click();
+    await page.locator('[data-testid="session-page"][data-state="ready"]').waitFor({ timeout: 60_000 });
+
+    const resumeLine = page.getByTestId('acp-resume');
+    await resumeLine.waitFor({ timeout: 30_000 });
+    expect(await resumeLine.textContent()).toMatch(/^Conversation of agent-\d+ continued/);
+    expect(await resumeLine.getAttribute('data-loaded')).toBe('true');
+    expect(await page.getByTestId('acp-history').textContent()).toBe('Earlier conversation (restored by the agent)');
+    const replayed = page.locator('[data-testid="acp-transcript"] [data-replay="true"]');
+    const history = (await replayed.allTextContents()).join('\n');
+    expect(history).toContain('please write KEPT.md');
+    expect(history).toContain('Looked at: please write KEPT.md');
+    // the launch prompt is not run again: nothing of this run is waiting or running
+    expect(await page.getByTestId('acp-permission').count()).toBe(0);
+    expect(await page.getByTestId('acp-usage-turns').textContent()).toBe('0');
+    expect(await page.getByTestId('acp-usage-earlier-turns').textContent()).toBe('1');
+    // the first run's tool call and tokens are still counted
+    expect(await page.getByTestId('acp-usage-tools').textContent()).toBe('1');
+    expect(await page.getByTestId('acp-usage-tokens').textContent()).toBe(tokensBefore);
+    await screenshot(page, 'acp-resumed');
+
+    await page.getByTestId('acp-prompt').fill('what did I ask first?');
+    await page.getByTestId('acp-send').click();
+    await expect.poll(transcript, { timeout: 30_000 }).toContain('Turn 1 ended: end turn');
+    expect(await transcript()).toContain('This conversation had 1 earlier turn(s); the first was: please write KEPT.md');
+    expect(await page.getByTestId('acp-usage-tools').textContent(), 'no tool call this turn').toBe('1');
   });
 });

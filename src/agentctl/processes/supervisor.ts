@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { EventPage, ProcessInfo, SignalName, StartProcessRequest } from '../../protocol/index.js';
 import { AcpClient } from '../acp/client.js';
 import { EVENTS_FILE, EventLog } from '../acp/events.js';
-import { readResume, type ResumePlan } from '../acp/resume.js';
+import { resumePlan, type ResumePlan } from '../acp/resume.js';
 import { protocolError } from '../errors.js';
 import type { Workspace } from '../workspace/files.js';
 import { confine } from '../workspace/paths.js';
@@ -165,7 +165,7 @@ export class ProcessSupervisor {
     const existing = request.id === undefined ? undefined : this.#processes.get(request.id);
     if (existing !== undefined) return { created: false, info: this.#sameOrConflict(existing, request) };
     if (request.protocol !== 'acp' && request.prompt !== undefined) throw protocolError('bad_request', 'prompt: only an ACP process (protocol acp) takes a prompt');
-    const resume = request.resume_from === undefined ? undefined : this.#resumePlan(request.resume_from, request.protocol);
+    const resume = request.resume_from === undefined ? undefined : resumePlan(request.resume_from, request.protocol, this.#processes.get(request.resume_from), this.#opts.maxOutputBytes);
     if (request.protocol !== 'acp' && request.mode !== undefined) throw protocolError('bad_request', 'mode: only an ACP process (protocol acp) has a session mode');
     if (request.agent_files !== undefined && request.agent_state === undefined) throw protocolError('bad_request', 'agent_files: needs agent_state (the directory they go in)');
 
@@ -189,15 +189,6 @@ export class ProcessSupervisor {
     return { created: true, info: await this.#spawn(id, request, cwd.abs, cwd.rel, resume) };
   }
 
-  /** The conversation `from` (an exited ACP process of this instance) left for a new process to continue. */
-  #resumePlan(from: string, protocol: StartRequest['protocol']): ResumePlan {
-    if (protocol !== 'acp') throw protocolError('bad_request', 'resume_from: only an ACP process (protocol acp) continues a conversation');
-    const earlier = this.#processes.get(from);
-    if (earlier === undefined) throw protocolError('bad_request', `resume_from: no process ${from} in this instance`);
-    if (earlier.meta.protocol !== 'acp') throw protocolError('bad_request', `resume_from: process ${from} does not speak ACP`);
-    if (earlier.meta.status === 'running') throw protocolError('conflict', `resume_from: process ${from} is still running`);
-    return readResume(from, join(earlier.dir, EVENTS_FILE), this.#opts.maxOutputBytes);
-  }
 
   #sameOrConflict(existing: ManagedProcess, request: StartRequest): ProcessInfo {
     if (!sameCommand(existing.meta.command, request.command)) {

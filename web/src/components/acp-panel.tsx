@@ -7,7 +7,7 @@
 import type { JSX } from 'preact';
 import { useMemo } from 'preact/hooks';
 import type { BerthClient, SessionView } from '../../../src/api/index.js';
-import { foldEvents } from '../lib/acp-model.js';
+import { foldEvents, shownUsage } from '../lib/acp-model.js';
 import { Permissions } from './acp-permissions.js';
 import { PromptBox } from './acp-prompt.js';
 import { Transcript } from './acp-transcript.js';
@@ -24,7 +24,7 @@ export function AcpPanel({ client, session: s, ep }: { client: BerthClient; sess
 
   return (
     <div class="acp-panel" data-testid="acp-panel" data-feed={feed.status} data-turn-running={String(turnRunning)}>
-      <UsageFacts usage={model.usage} />
+      <UsageFacts usage={shownUsage(s.agentProcess?.usage, model.usage, feed.dropped)} />
       {!readable && <p class="muted">The conversation shows while the session runs{s.state === 'stopped' ? ': resume it to see it' : ''}.</p>}
       {feed.error && (
         <p class="notice error" role="alert" data-testid="acp-feed-error">

@@ -1,7 +1,12 @@
-/** The transcript of an ACP session: one block per entry of the folded events (lib/acp-model.ts). @module */
+/**
+ * The transcript of an ACP session: one block per entry of the folded events (lib/acp-model.ts).
+ * A continued conversation starts with the earlier one as its agent restored it, under a heading,
+ * then a line saying how this run's conversation opened.
+ * @module
+ */
 import type { JSX } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
-import type { Entry, Tokens } from '../lib/acp-model.js';
+import type { Entry, ResumeInfo, Tokens } from '../lib/acp-model.js';
 import { ToolCallView } from './acp-tool-call.js';
 
 /** `in 12 · out 42 · total 54`, or null when nothing is known. */
@@ -30,7 +35,12 @@ export function Transcript({ entries }: { entries: readonly Entry[] }): JSX.Elem
       }}
     >
       {entries.map((e) => (
-        <li key={`${e.kind}:${e.seq}`} class={`acp-entry acp-${e.kind}`} data-testid={`acp-entry-${e.kind}`}>
+        <li
+          key={`${e.kind}:${e.seq}`}
+          class={`acp-entry acp-${e.kind}${e.replay ? ' acp-replayed' : ''}`}
+          data-testid={`acp-entry-${e.kind}`}
+          data-replay={e.replay ? 'true' : undefined}
+        >
           <EntryView entry={e} />
         </li>
       ))}
@@ -41,7 +51,13 @@ export function Transcript({ entries }: { entries: readonly Entry[] }): JSX.Elem
 function EntryView({ entry: e }: { entry: Entry }): JSX.Element {
   switch (e.kind) {
     case 'session':
-      return <span class="muted small">Conversation opened{e.agent ? ` with ${e.agent}` : ''}</span>;
+      return e.resume ? <ResumeLine resume={e.resume} agent={e.agent} /> : <span class="muted small">Conversation opened{e.agent ? ` with ${e.agent}` : ''}</span>;
+    case 'history':
+      return (
+        <h3 class="acp-history-heading" data-testid="acp-history">
+          Earlier conversation (restored by the agent)
+        </h3>
+      );
     case 'prompt':
       return (
         <>
@@ -52,7 +68,7 @@ function EntryView({ entry: e }: { entry: Entry }): JSX.Element {
     case 'message':
       return (
         <>
-          <span class="acp-who">{e.role === 'agent' ? 'Agent' : 'Thinking'}</span>
+          <span class="acp-who">{e.role === 'agent' ? 'Agent' : e.role === 'user' ? 'You' : 'Thinking'}</span>
           <div class={`acp-text${e.role === 'thought' ? ' muted' : ''}`}>{e.text}</div>
         </>
       );
@@ -96,4 +112,14 @@ function EntryView({ entry: e }: { entry: Entry }): JSX.Element {
         </span>
       );
   }
+}
+
+/** How a run continuing an earlier one's conversation opened it: restored, or a new one and why. */
+function ResumeLine({ resume: r, agent }: { resume: ResumeInfo; agent: string | null }): JSX.Element {
+  const by = agent ? ` (${agent})` : '';
+  return (
+    <span class={`small${r.loaded ? ' muted' : ' acp-resume-new'}`} data-testid="acp-resume" data-loaded={String(r.loaded)}>
+      {r.loaded ? `Conversation of ${r.from} continued${by}` : `New conversation: ${r.reason ?? `the conversation of ${r.from} was not restored`}${by}`}
+    </span>
+  );
 }

@@ -3,10 +3,13 @@
  * shows (pure): the transcript's entries (prompts, the agent's messages with streamed chunks joined,
  * tool calls with their latest status and diffs, plans, permission requests and their answers, turn
  * ends, errors), the permission requests still pending, whether a turn runs, and the usage reported.
+ * A run that continued an earlier one's conversation starts with the history the agent streamed
+ * back while loading it (`replay` updates, before its `session` event): those entries are marked
+ * `replay` under a `history` heading, and its `session` entry says how the conversation continued.
  * The ACP payloads are as the agent sent them, so every field is read defensively.
  * @module
  */
-import type { AgentEvent } from '../../../src/api/index.js';
+import type { AgentEvent, SessionView } from '../../../src/api/index.js';
 
 type Event = AgentEvent['event'];
 type Obj = Record<string, unknown>;
@@ -35,15 +38,29 @@ interface PlanEntry {
   priority: string | null;
 }
 
-export type Entry =
-  | { kind: 'session'; seq: number; agent: string | null }
+/** How a run's conversation opened when it continued an earlier run's (`from`). */
+export interface ResumeInfo {
+  from: string;
+  /** The earlier conversation was restored (session/load); else `reason` says why a new one was opened. */
+  loaded: boolean;
+  reason: string | null;
+}
+
+type EntryBody =
+  | { kind: 'session'; seq: number; agent: string | null; resume: ResumeInfo | null }
+  /** The heading of the history a continued conversation's agent streamed back. */
+  | { kind: 'history'; seq: number }
   | { kind: 'prompt'; seq: number; turn: number; text: string }
-  | { kind: 'message'; seq: number; role: 'agent' | 'thought'; text: string }
+  /** `user`: a prompt of the earlier conversation, as the agent replayed it. */
+  | { kind: 'message'; seq: number; role: 'agent' | 'thought' | 'user'; text: string }
   | { kind: 'tool'; seq: number; call: ToolCall }
   | { kind: 'plan'; seq: number; entries: PlanEntry[] }
   | { kind: 'permission'; seq: number; id: string; title: string; answer: string | null }
   | { kind: 'turn_end'; seq: number; turn: number; stopReason: string; tokens: Tokens | null }
   | { kind: 'error'; seq: number; turn: number | null; message: string };
+
+/** An entry; `replay` when it belongs to the earlier conversation the agent streamed back. */
+export type Entry = EntryBody & { replay?: true };
 
 export interface Tokens {
   input: number | null;
@@ -52,7 +69,11 @@ export interface Tokens {
 }
 
 export interface Usage {
+  /** Turns of this run (prompts sent to it). */
   turns: number;
+  /** The earlier conversation's prompts the agent replayed (0 when it replayed none). */
+  earlierTurns: number;
+  /** Over the whole conversation: this run's, and the earlier runs' it continues (their usage at its start). */
   toolCalls: number;
   /** Token counts summed over the turns that reported them; null when none did. */
   tokens: Tokens | null;
@@ -61,6 +82,9 @@ export interface Usage {
   /** The latest cumulative cost an agent reported. */
   cost: { amount: number; currency: string } | null;
 }
+
+/** The wire form of a conversation's usage (the `resume` of a `session` event). */
+type WireUsage = NonNullable<NonNullable<Extract<Event, { type: 'session' }>['resume']>['usage']>;
 
 interface AcpModel {
   entries: Entry[];
@@ -128,6 +152,18 @@ function addTokens(a: Tokens | null, b: Tokens | null): Tokens | null {
   return { input: plus(a.input, b.input), output: plus(a.output, b.output), total: plus(a.total, b.total) };
 }
 
+/** `usage` with the earlier runs' (the usage a continued conversation had when its last run ended) added. */
+function withEarlierUsage(usage: Usage, earlier: WireUsage): Usage {
+  const tokens = readTokens({ inputTokens: earlier.input_tokens, outputTokens: earlier.output_tokens, totalTokens: earlier.total_tokens });
+  return {
+    ...usage,
+    toolCalls: usage.toolCalls + earlier.tool_calls,
+    tokens: addTokens(tokens, usage.tokens),
+    context: usage.context ?? earlier.context,
+    cost: usage.cost ?? earlier.cost,
+  };
+}
+
 /** Folds the events (in order, as paged from the start) into the panel's model. */
 export function foldEvents(events: readonly AgentEvent[]): AcpModel {
   const f = new Folder();
@@ -140,19 +176,23 @@ class Folder {
   readonly tools = new Map<string, { index: number; call: ToolCall }>();
   readonly pending = new Map<string, PermissionRequest>();
   readonly permissionAt = new Map<string, number>();
-  usage: Usage = { turns: 0, toolCalls: 0, tokens: null, context: null, cost: null };
+  usage: Usage = { turns: 0, earlierTurns: 0, toolCalls: 0, tokens: null, context: null, cost: null };
   lastPrompt = 0;
   lastEnded = 0;
   /** Index of the plan entry of the current turn (plans are replaced whole). */
   planAt: number | null = null;
 
   push({ seq, event }: AgentEvent): void {
-    if (event.type === 'update') return this.update(seq, event.update);
-    this.planAt = event.type === 'prompt' ? null : this.planAt;
+    if (event.type === 'update') return event.replay === true ? this.replay(seq, event.update) : this.update(seq, event.update);
+    this.planAt = event.type === 'prompt' || event.type === 'session' ? null : this.planAt;
     switch (event.type) {
-      case 'session':
-        this.entries.push({ kind: 'session', seq, agent: event.agent ? `${event.agent.name} ${event.agent.version}` : null });
+      case 'session': {
+        const r = event.resume;
+        if (r?.usage) this.usage = withEarlierUsage(this.usage, r.usage);
+        const resume = r ? { from: r.from, loaded: r.loaded, reason: r.reason } : null;
+        this.entries.push({ kind: 'session', seq, agent: event.agent ? `${event.agent.name} ${event.agent.version}` : null, resume });
         return;
+      }
       case 'prompt':
         this.lastPrompt = Math.max(this.lastPrompt, event.turn);
         this.usage = { ...this.usage, turns: this.usage.turns + 1 };
@@ -175,52 +215,69 @@ class Folder {
     }
   }
 
-  update(seq: number, u: Obj): void {
+  update(seq: number, u: Obj, replay = false): void {
     switch (u.sessionUpdate) {
       case 'agent_message_chunk':
       case 'agent_thought_chunk':
-        return this.chunk(seq, u.sessionUpdate === 'agent_message_chunk' ? 'agent' : 'thought', blockText(u.content));
+        return this.chunk(seq, u.sessionUpdate === 'agent_message_chunk' ? 'agent' : 'thought', blockText(u.content), replay);
       case 'tool_call':
       case 'tool_call_update':
-        return this.tool(seq, u);
+        return this.tool(seq, u, replay);
       case 'plan':
-        return this.plan(seq, u);
+        return this.plan(seq, u, replay);
       case 'usage_update':
-        return this.usageUpdate(u);
+        return replay ? undefined : this.usageUpdate(u);
       default:
       // user_message_chunk (the prompt is shown), available_commands_update, mode changes: not shown
     }
   }
 
-  chunk(seq: number, role: 'agent' | 'thought', text: string): void {
+  /** An update of the history the agent streams back while loading the earlier conversation. */
+  replay(seq: number, u: Obj): void {
+    if (this.entries[this.entries.length - 1]?.replay !== true) this.entries.push({ kind: 'history', seq, replay: true });
+    if (u.sessionUpdate !== 'user_message_chunk') return this.update(seq, u, true);
+    const last = this.entries[this.entries.length - 1];
+    if (!(last?.kind === 'message' && last.role === 'user')) {
+      this.usage = { ...this.usage, earlierTurns: this.usage.earlierTurns + 1 };
+      this.planAt = null;
+    }
+    this.chunk(seq, 'user', blockText(u.content), true);
+  }
+
+  chunk(seq: number, role: 'agent' | 'thought' | 'user', text: string, replay: boolean): void {
     if (text === '') return;
     const last = this.entries[this.entries.length - 1];
-    if (last?.kind === 'message' && last.role === role) this.entries[this.entries.length - 1] = { ...last, text: last.text + text };
-    else this.entries.push({ kind: 'message', seq, role, text });
+    if (last?.kind === 'message' && last.role === role && (last.replay === true) === replay) this.entries[this.entries.length - 1] = { ...last, text: last.text + text };
+    else this.entries.push({ kind: 'message', seq, role, text, ...(replay ? { replay } : {}) });
   }
 
-  tool(seq: number, u: Obj): void {
+  tool(seq: number, u: Obj, replay: boolean): void {
     const id = str(u.toolCallId) ?? `?${seq}`;
-    const known = this.tools.get(id);
+    // the earlier conversation's tool call ids may come again in this run's
+    const key = replay ? `replay:${id}` : id;
+    const known = this.tools.get(key);
     const call = mergeToolCall(known?.call, u);
+    const flag = replay ? { replay } : {};
+    // counted as the agentctl counts them (usage.ts): each tool_call of this run
+    if (!replay && u.sessionUpdate === 'tool_call') this.usage = { ...this.usage, toolCalls: this.usage.toolCalls + 1 };
     if (known) {
-      this.entries[known.index] = { kind: 'tool', seq: this.entries[known.index]?.seq ?? seq, call };
-      this.tools.set(id, { index: known.index, call });
+      this.entries[known.index] = { kind: 'tool', seq: this.entries[known.index]?.seq ?? seq, call, ...flag };
+      this.tools.set(key, { index: known.index, call });
       return;
     }
-    this.usage = { ...this.usage, toolCalls: this.usage.toolCalls + 1 };
-    this.tools.set(id, { index: this.entries.length, call });
-    this.entries.push({ kind: 'tool', seq, call });
+    this.tools.set(key, { index: this.entries.length, call });
+    this.entries.push({ kind: 'tool', seq, call, ...flag });
   }
 
-  plan(seq: number, u: Obj): void {
+  plan(seq: number, u: Obj, replay: boolean): void {
     const entries = arr(u.entries)
       .map(obj)
       .map((e) => ({ content: str(e?.content) ?? '', status: str(e?.status) ?? 'pending', priority: str(e?.priority) }));
-    if (this.planAt !== null) this.entries[this.planAt] = { kind: 'plan', seq, entries };
+    const flag = replay ? { replay } : {};
+    if (this.planAt !== null) this.entries[this.planAt] = { kind: 'plan', seq, entries, ...flag };
     else {
       this.planAt = this.entries.length;
-      this.entries.push({ kind: 'plan', seq, entries });
+      this.entries.push({ kind: 'plan', seq, entries, ...flag });
     }
   }
 
@@ -265,6 +322,28 @@ class Folder {
 /** The tool call a permission request is about, completed from what the transcript knows of it. */
 export function requestToolCall(request: PermissionRequest, entries: readonly Entry[]): ToolCall {
   const id = str(request.tool_call.toolCallId);
-  const known = entries.find((e): e is Extract<Entry, { kind: 'tool' }> => e.kind === 'tool' && e.call.id === id);
+  const known = entries.find((e): e is Extract<Entry, { kind: 'tool' }> => e.kind === 'tool' && e.replay !== true && e.call.id === id);
   return mergeToolCall(known?.call, request.tool_call);
+}
+
+/** The session view's usage of the conversation (`agentProcess.usage`): its totals over every run. */
+type ViewUsage = NonNullable<NonNullable<SessionView['agentProcess']>['usage']>;
+
+const larger = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.max(a, b));
+
+/**
+ * The usage to show: the session view's totals (over every run) when it has them, else what the
+ * events tell. The view is read when the session changes and the events as they come, so the
+ * events can be ahead of it: each count is the larger of the two, and the context and cost are the
+ * events' latest, unless events were dropped before they were read (then the view's).
+ */
+export function shownUsage(view: ViewUsage | undefined, events: Usage, dropped: boolean): Usage {
+  if (view === undefined) return events;
+  const viewTokens = readTokens({ inputTokens: view.inputTokens, outputTokens: view.outputTokens, totalTokens: view.totalTokens });
+  const tokens =
+    viewTokens === null || events.tokens === null
+      ? (viewTokens ?? events.tokens)
+      : { input: larger(viewTokens.input, events.tokens.input), output: larger(viewTokens.output, events.tokens.output), total: larger(viewTokens.total, events.tokens.total) };
+  const [first, second] = dropped ? [view, events] : [events, view];
+  return { ...events, toolCalls: Math.max(view.toolCalls, events.toolCalls), tokens, context: first.context ?? second.context, cost: first.cost ?? second.cost };
 }
