@@ -71,3 +71,17 @@ describe('agents: protocol and approve', () => {
     expect((err as Error).message).toContain(message);
   });
 });
+
+describe('the README agents example', () => {
+  it('is a valid berth.yaml whose overrides keep the presets', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { parse } = await import('yaml');
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('### Agents'));
+    const block = /```yaml\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+    const agents = resolveRaw(parse(block) as object).agents;
+    expect(agents['claude']).toMatchObject({ command: ['/opt/claude/bin/claude-agent-acp'], protocol: 'acp', approve: 'auto-edits', mode: 'default' });
+    expect(agents['aider']).toMatchObject({ protocol: 'raw' });
+    expect(agents['mine']).toMatchObject({ protocol: 'acp', mode: 'default', secretEnv: ['MY_KEY'] });
+  });
+});
