@@ -3,10 +3,10 @@ import { resolveConfig } from '../../config/index.js';
 import { launchOptionsOf } from './launch-options.js';
 
 describe('launchOptionsOf', () => {
-  it('offers the built-in demo agent and local executor with no config', () => {
+  it('offers the built-in agents and local executor with no config', () => {
     const config = resolveConfig({}, { source: null, installRoot: '/opt/berth' });
     expect(launchOptionsOf(config)).toEqual({
-      agents: ['demo', 'demo-acp'],
+      agents: ['demo', 'demo-acp', 'claude', 'codex', 'gemini', 'opencode'],
       targets: [{ name: 'local', type: 'local', kind: 'executor', capabilities: { repositoryOptional: false, removes: "the session's workspace directory, with every uncommitted change in it" } }],
       defaults: { agent: 'demo', executor: 'local' },
     });

@@ -81,13 +81,17 @@ export interface BerthOnCluster {
   close(): Promise<void>;
 }
 
-/** A logger keeping warn/error lines in memory (bounded), so a test can show what the controller said. */
-function memoryLogger(lines: string[]): Logger {
+/** A logger keeping warn/error lines in memory (bounded), so a test can show what the controller said; every line of every level also goes to `onLog`. */
+function memoryLogger(lines: string[], onLog?: (line: string) => void): Logger {
+  const line = (level: string, obj: object, msg?: string): string => `${level} ${msg ?? ''} ${JSON.stringify(obj)}`;
   const keep = (level: string) => (obj: object, msg?: string) => {
-    lines.push(`${level} ${msg ?? ''} ${JSON.stringify(obj)}`);
+    const text = line(level, obj, msg);
+    onLog?.(text);
+    lines.push(text);
     if (lines.length > 200) lines.shift();
   };
-  return { debug: () => undefined, info: () => undefined, warn: keep('warn'), error: keep('error') };
+  const pass = (level: string) => (obj: object, msg?: string) => onLog?.(line(level, obj, msg));
+  return { debug: pass('debug'), info: pass('info'), warn: keep('warn'), error: keep('error') };
 }
 
 export interface BerthOnClusterOptions {
@@ -97,6 +101,12 @@ export interface BerthOnClusterOptions {
   profiles: Record<string, Record<string, unknown>>;
   /** Extra berth.yaml top-level `agents`. */
   agents?: Record<string, unknown>;
+  /** Extra fields of the `cluster` executor entry (e.g. `secret_env`). */
+  executor?: Record<string, unknown>;
+  /** The controller's environment (the source of approved secret env values). @default {} */
+  controllerEnv?: Record<string, string>;
+  /** Called with every controller log line, of every level (debug included). */
+  onLog?: (line: string) => void;
   /** Rewrites the ServiceAccount kubeconfig the executor uses (e.g. to point it at a test proxy); returns the path to use. */
   kubeconfigFor?: (serviceAccountKubeconfig: string) => string;
 }
@@ -119,9 +129,9 @@ export async function berthOnCluster(opts: BerthOnClusterOptions): Promise<Berth
   const { admin, ns, sa, dataDir } = await clusterSetup(opts);
   const configFile = writeClusterConfig(dataDir, sa, opts);
   const warnings: string[] = [];
-  const logger = memoryLogger(warnings);
+  const logger = memoryLogger(warnings, opts.onLog);
   const open = async (): Promise<Controller> => {
-    const c = await createController({ dataDir, config: loadConfig({ dataDir, installRoot: findInstallRoot(join(ROOT, 'src', 'config')) }), env: {}, logger });
+    const c = await createController({ dataDir, config: loadConfig({ dataDir, installRoot: findInstallRoot(join(ROOT, 'src', 'config')) }), env: opts.controllerEnv ?? {}, logger });
     await c.recover();
     return c;
   };
@@ -159,7 +169,7 @@ export function writeClusterConfig(dataDir: string, sa: ServiceAccountAccess, op
   writeFileSync(
     configFile,
     JSON.stringify({
-      executors: { cluster: { type: 'kubernetes', kubeconfig_path: opts.kubeconfigFor?.(sa.kubeconfigPath) ?? sa.kubeconfigPath, namespace: sa.namespace, request_timeout_seconds: 30 } },
+      executors: { cluster: { type: 'kubernetes', kubeconfig_path: opts.kubeconfigFor?.(sa.kubeconfigPath) ?? sa.kubeconfigPath, namespace: sa.namespace, request_timeout_seconds: 30, ...opts.executor } },
       profiles,
       ...(opts.agents ? { agents: opts.agents } : {}),
     }),
