@@ -30,12 +30,13 @@ export function decodeEvent(chunk: StoredChunk): RecordedEvent | null {
 
 export class EventLog {
   readonly #waiters = new Set<() => void>();
+  #closed = false;
 
   private constructor(readonly log: OutputLog) {}
 
-  /** Resolves once an event with a sequence number >= `seq` is recorded, or after `ms`, or on `abort`. */
-  waitFor(seq: number, ms: number, abort: Promise<void>): Promise<void> {
-    if (this.nextSeq > seq) return Promise.resolve();
+  /** Resolves once an event with a sequence number >= `seq` is recorded, the log is closed (the process exited), or after `ms`. */
+  waitFor(seq: number, ms: number): Promise<void> {
+    if (this.nextSeq > seq || this.#closed) return Promise.resolve();
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
@@ -43,11 +44,10 @@ export class EventLog {
         resolve();
       };
       const check = (): void => {
-        if (this.nextSeq > seq) done();
+        if (this.nextSeq > seq || this.#closed) done();
       };
       const timer = setTimeout(done, ms);
       this.#waiters.add(check);
-      void abort.then(done);
     });
   }
 
@@ -80,6 +80,8 @@ export class EventLog {
   }
 
   close(): void {
+    this.#closed = true;
+    for (const w of [...this.#waiters]) w();
     this.log.close();
   }
 }

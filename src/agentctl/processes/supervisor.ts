@@ -366,7 +366,7 @@ export class ProcessSupervisor {
   async waitEvents(id: string, from: number, ms: number): Promise<void> {
     const proc = this.#find(id);
     if (proc.acp === null || proc.meta.status !== 'running') return;
-    await proc.acp.events.waitFor(from, ms, proc.exited);
+    await proc.acp.events.waitFor(from, ms);
   }
 
   /** The recorded events of ACP process `id` (read back from disk once it exited). */
