@@ -7,7 +7,7 @@
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureBuilt, removeSessionsAndStop, runCli, startServeProcess, type CliResult } from '../cli/helpers.js';
+import { ensureBuilt, removeSessionsAndStop, runCli, startServeProcess, until as pollUntil, type CliResult } from '../cli/helpers.js';
 
 /** The fake API key the tests pass as secret env: it must reach the model server and nowhere else. */
 export const FAKE_KEY = `sk-berth-fake-${process.pid}-5f1c0e7a9b3d`;
@@ -24,16 +24,8 @@ export interface View {
   agentProcess: { status: string; turns?: number; turnRunning?: boolean; pendingApprovals?: number } | null;
 }
 
-/** Polls `check` (every 250 ms, up to `ms`) until it returns a value other than undefined. */
-export async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 90_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+/** Polls `check` until it returns a value (up to 90 s: a real agent's turn). */
+export const until = <T>(what: string, check: () => Promise<T | undefined>, ms = 90_000): Promise<T> => pollUntil(what, check, ms);
 
 /**
  * A git repository for the agents: a README to edit. Nothing agent-specific: that Claude Code asks

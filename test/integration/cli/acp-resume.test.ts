@@ -9,21 +9,12 @@ import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, makeRepo, removeSessionsAndStop, runCli, startServeProcess, tempDir } from './helpers.js';
+import { ensureBuilt, makeRepo, removeSessionsAndStop, runCli, startServeProcess, tempDir, until } from './helpers.js';
 
 interface Event {
   event: { type: string; text?: string; resume?: { from: string; loaded: boolean } };
 }
 
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe('ACP conversations across stop and resume (local)', () => {
   let root: string;

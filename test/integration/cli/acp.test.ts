@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, ensureBuilt, makeRepo, removeSessionsAndStop, ROOT, runCli, startServeProcess, tempDir } from './helpers.js';
+import { CLI, ensureBuilt, makeRepo, removeSessionsAndStop, ROOT, runCli, startServeProcess, tempDir, until } from './helpers.js';
 
 interface View {
   state: string;
@@ -17,16 +17,6 @@ interface View {
   agentProcess: { status: string; turns?: number; turnRunning?: boolean; pendingApprovals?: number } | null;
 }
 
-/** Polls `check` (every 200 ms, up to `ms`) until it returns a value other than undefined. */
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe('ACP sessions through the CLI', () => {
   let root: string;

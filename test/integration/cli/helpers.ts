@@ -114,3 +114,14 @@ export async function stopProcess(child: ChildProcess | undefined): Promise<void
   await exited;
   clearTimeout(timer);
 }
+
+/** Polls `check` (every 200 ms, up to `ms`) until it returns a value other than undefined; the error names `what`. */
+export async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
