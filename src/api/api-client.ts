@@ -324,8 +324,10 @@ export class BerthClient {
         else if (m.type === 'exit') result = { exitCode: m.exitCode, signal: m.signal };
         else failure = new BerthApiError(STATUS_OF[m.error.code], m.error.code, m.error.message);
       };
-      ws.onerror = () => {
-        failure ??= opened ? new StreamBrokenError('the shell connection failed') : new ControllerUnreachableError(this.#base);
+      ws.onerror = (ev) => {
+        // `ws` hands its Error over (a TLS verification failure, say): kept as the cause
+        const cause = (ev as { error?: unknown } | null)?.error;
+        failure ??= opened ? new StreamBrokenError('the shell connection failed', { cause }) : new ControllerUnreachableError(this.#base, { cause });
       };
       ws.onclose = (ev) => {
         if (result) resolve(result);

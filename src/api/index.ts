@@ -13,7 +13,7 @@
 export { BerthClient, type WebSocketLike } from './api-client.js';
 export { BerthApiError, ControllerUnreachableError, STATUS_OF, StreamBrokenError } from './errors.js';
 export { generateOpenApi } from './openapi.js';
-export { apiRoutes, DEFAULT_API_PORT, ROUTE_TABLE, type Operation } from './routes.js';
+export { apiRoutes, DEFAULT_API_PORT, matchRoute, ROUTE_TABLE, type Operation } from './routes.js';
 export { ApproveRequestSchema, MAX_AGENT_EVENTS_WAIT_MS, type AgentEvent, type AgentEventPage, type ApproveRequest, type ApproveResult } from './acp.js';
 export {
   DashboardLoginRequestSchema,

@@ -36,7 +36,13 @@ describe('generateOpenApi', () => {
     expect(doc.paths['/api/v1/sessions']?.post?.responses['401']).toBeDefined();
     expect(doc.paths['/api/v1/sessions']?.post?.responses['403']).toBeDefined();
     const open = ROUTE_TABLE.filter((r) => !r.auth).map((r) => r.path);
-    expect(open.sort()).toEqual(['/api/v1/dashboard/login', '/health']);
+    expect(open.sort()).toEqual(['/api/v1/dashboard/login', '/health', '/healthz', '/metrics', '/readyz']);
+  });
+
+  it('documents the probes and the metrics, open to anyone', () => {
+    for (const path of ['/healthz', '/readyz', '/metrics']) expect(doc.paths[path]?.get?.security).toEqual([]);
+    expect(doc.paths['/readyz']?.get?.responses['503']).toMatchObject({ content: { 'application/json': { schema: { required: ['status', 'reason', 'message'] } } } });
+    expect(Object.keys(doc.paths['/metrics']?.get?.responses['200'] as object)).toContain('content');
   });
 
   it('issues login codes to the bearer token only', () => {
@@ -65,6 +71,7 @@ describe('matchRoute', () => {
   it('matches templates and decodes the id', () => {
     expect(matchRoute('POST', '/api/v1/sessions/a%20b/stop')).toEqual({ operation: 'stop', auth: true, id: 'a b' });
     expect(matchRoute('GET', '/health')).toEqual({ operation: 'health', auth: false, id: null });
+    expect(matchRoute('GET', '/readyz')).toEqual({ operation: 'readyz', auth: false, id: null });
   });
 
   it('tells an unknown path from a wrong method', () => {

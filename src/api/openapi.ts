@@ -64,11 +64,38 @@ const errorResponse = (description: string): JsonObject => ({ description, conte
 
 const ID_PARAM = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Session id, or the unique name of a session' };
 
+const NOT_READY_SCHEMA = {
+  type: 'object',
+  properties: {
+    status: { const: 'not_ready' },
+    reason: { enum: ['starting', 'standby', 'stopping'], description: 'starting: opening the store and recovering sessions; standby: another controller is active; stopping: shutting down' },
+    message: { type: 'string' },
+  },
+  required: ['status', 'reason', 'message'],
+};
+
 /** What each operation looks like, beyond its method and path (kept exhaustive by the Record type). */
 const OPERATIONS: Record<Operation, JsonObject> = {
   health: {
-    summary: 'Liveness probe (no authentication)',
+    summary: 'The server and its version, for `berth doctor` (no authentication)',
     responses: { '200': { description: 'The server is up', content: json('Health') } },
+  },
+  healthz: {
+    summary: 'Liveness probe: 200 while the process serves, also while it starts (no authentication, no Host check)',
+    responses: { '200': { description: 'Alive', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ok' } }, required: ['status'] } } } } },
+  },
+  readyz: {
+    summary:
+      'Readiness probe: 200 once the controller takes requests (store open, recorded sessions recovered); 503 while it starts, stops or stands by (no authentication, no Host check)',
+    responses: {
+      '200': { description: 'Ready', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ready' } }, required: ['status'] } } } },
+      '503': { description: 'Not ready, and why', content: { 'application/json': { schema: NOT_READY_SCHEMA } } },
+    },
+  },
+  metrics: {
+    summary:
+      'Prometheus metrics (text format 0.0.4): launch stage durations, sessions by state, reconnects, replacements, API request durations, process metrics. No authentication unless `berth serve` requires the token for it; it carries no secret',
+    responses: { '200': { description: 'The exposition', content: { 'text/plain; version=0.0.4': { schema: { type: 'string' } } } } },
   },
   openapi: {
     summary: 'This document',
@@ -252,7 +279,7 @@ export function generateOpenApi(version: string, opts: { cookieName?: string } =
       title: 'Berth API',
       version,
       description:
-        'Controller API of Berth (`berth serve`, loopback by default). Authenticate with `Authorization: Bearer <token>` (the token is in `<dataDir>/state/api-token`), or with the dashboard cookie from `POST /api/v1/dashboard/login` together with the CSRF token that answer carries: the cookie alone is refused on every route; every request made with it needs the header `x-berth-csrf` (the shell WebSocket: `?csrf=`), and every POST and DELETE an `Origin` equal to the server\'s own. Every request must name the server in `Host` (127.0.0.1, localhost or [::1] with its port, or the `--host` of `berth serve`); others are refused with 403.',
+        'Controller API of Berth (`berth serve`, loopback by default). Authenticate with `Authorization: Bearer <token>` (the token is in `<dataDir>/state/api-token`), or with the dashboard cookie from `POST /api/v1/dashboard/login` together with the CSRF token that answer carries: the cookie alone is refused on every route; every request made with it needs the header `x-berth-csrf` (the shell WebSocket: `?csrf=`), and every POST and DELETE an `Origin` equal to the server\'s own. Every request must name the server in `Host` (127.0.0.1, localhost or [::1] with its port, or the `--host` of `berth serve`); others are refused with 403. The probes (`/healthz`, `/readyz`) and `/metrics` need neither a token nor a matching Host.',
     },
     servers: [{ url: 'http://127.0.0.1:7420' }],
     paths,

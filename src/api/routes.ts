@@ -13,6 +13,9 @@ const enc = encodeURIComponent;
 
 export const apiRoutes = {
   health: '/health',
+  healthz: '/healthz',
+  readyz: '/readyz',
+  metrics: '/metrics',
   openapi: `${API_PREFIX}/openapi.json`,
   sessions: `${API_PREFIX}/sessions`,
   session: (id: string) => `${API_PREFIX}/sessions/${enc(id)}`,
@@ -39,6 +42,10 @@ export type HttpMethod = 'GET' | 'POST' | 'DELETE';
 /** The route table as OpenAPI path templates; the server's router and the OpenAPI test use it. */
 export const ROUTE_TABLE = [
   { method: 'GET', path: '/health', operation: 'health', auth: false },
+  // Probes and metrics: no token (a kubelet or Prometheus has none); the server skips the Host check on them.
+  { method: 'GET', path: '/healthz', operation: 'healthz', auth: false },
+  { method: 'GET', path: '/readyz', operation: 'readyz', auth: false },
+  { method: 'GET', path: '/metrics', operation: 'metrics', auth: false },
   { method: 'GET', path: `${API_PREFIX}/openapi.json`, operation: 'openapi', auth: true },
   { method: 'POST', path: `${API_PREFIX}/sessions`, operation: 'launch', auth: true },
   { method: 'GET', path: `${API_PREFIX}/sessions`, operation: 'list', auth: true },

@@ -92,6 +92,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   const globals: GlobalFlags = {};
   if (typeof values['data-dir'] === 'string') globals.dataDir = values['data-dir'];
   if (typeof values.config === 'string') globals.config = values.config;
+  if (typeof values.server === 'string') globals.server = values.server;
   if (typeof values.output === 'string') {
     const out = values.output as OutputFormat;
     if (!OUTPUT_FORMATS.includes(out)) throw new UsageError(`-o: must be one of ${OUTPUT_FORMATS.join(', ')}`, command.name);

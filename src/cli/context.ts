@@ -24,6 +24,7 @@ export function createContext(
   return {
     dataDir,
     dataDirFlag: globals.dataDir,
+    serverFlag: globals.server,
     configPath: globals.config,
     output: globals.output ?? 'table',
     io,

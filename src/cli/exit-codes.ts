@@ -2,6 +2,7 @@
  * berth's exit codes, and the one mapping from errors to them (documented in `berth --help`).
  * @module
  */
+import { describeConfigError, describeRemoteError } from './remote-errors.js';
 
 export const ExitCode = {
   ok: 0,
@@ -74,8 +75,13 @@ export function dataDirArgs(dataDirFlag: string | undefined): string {
  * Maps anything a command threw to an exit code, a one-line message and an optional hint.
  * `dataDirFlag`: the --data-dir the user passed, repeated in hints that suggest a command.
  */
-export function describeError(err: unknown, opts: { dataDirFlag?: string | undefined } = {}): ErrorReport {
+export function describeError(
+  err: unknown,
+  opts: { dataDirFlag?: string | undefined; remote?: { server: string; context: string | null } | undefined } = {},
+): ErrorReport {
   const e = err instanceof Error ? err : new Error(String(err));
+  const special = describeConfigError(e) ?? (opts.remote ? describeRemoteError(e, opts.remote.server, opts.remote.context) : null);
+  if (special !== null) return special as ErrorReport;
   switch (e.name) {
     case 'UsageError': {
       const cmd = (e as UsageError).command;

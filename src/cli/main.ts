@@ -3,6 +3,7 @@
  * exits with the documented code. The only place that calls process.exit.
  * @module
  */
+import type { BerthClient } from '../api/index.js';
 import { parseCommandLine } from './args.js';
 import { describeError, ExitCode } from './exit-codes.js';
 import { commandHelp, mainHelp } from './help.js';
@@ -12,6 +13,8 @@ import { VERSION } from '../shared/version.js';
 let interruptedByUser = false;
 /** --data-dir as given, for hints that suggest a command line. */
 let dataDirFlag: string | undefined;
+/** The remote controller the command talks to (null: the local data dir's), for error hints. */
+let remote: { server: string; context: string | null } | null = null;
 
 /** The client factory of a command marked `offline` in the registry: asking it for a client is a bug. */
 function offlineConnect(command: string): () => never {
@@ -38,7 +41,12 @@ async function main(argv: readonly string[]): Promise<number> {
       if (invocation.command.name !== 'serve') process.once('SIGINT', () => interrupted.abort());
       // Loaded here, not at the top: `berth --help` needs neither the data dir nor the API client.
       const { createContext } = await import('./context.js');
-      const connect = invocation.command.offline ? offlineConnect(invocation.command.name) : (await import('../server/node-client.js')).clientForDataDir;
+      // serve is the local controller: it never reads the contexts of berth login.
+      let connect: (dataDir: string) => BerthClient | null = offlineConnect(invocation.command.name);
+      if (!invocation.command.offline && invocation.command.name !== 'serve') {
+        const connector = await (await import('./remote.js')).connectorFor(invocation.globals, process.env);
+        ({ connect, remote } = connector);
+      }
       const ctx = createContext(invocation.globals, { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }, process.env, interrupted.signal, connect);
       const run = await invocation.command.load();
       const code = await run(ctx, invocation.parsed);
@@ -69,7 +77,7 @@ main(process.argv.slice(2)).then(
     if (interruptedByUser && (err as Error | undefined)?.name === 'AbortError') {
       process.exit(130);
     }
-    const report = describeError(err, { dataDirFlag });
+    const report = describeError(err, { dataDirFlag, remote: remote ?? undefined });
     process.stderr.write(`berth: ${report.message}\n${report.hint ? `  hint: ${report.hint}\n` : ''}`);
     if (process.env.BERTH_DEBUG && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
     await flush(process.stderr);

@@ -8,6 +8,11 @@ import type { CommandRun, CommandSpec, OptionSpec } from './types.js';
 /** Flags every command accepts. */
 export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   'data-dir': { type: 'string', value: 'DIR', description: 'data dir (default: $BERTH_DATA_DIR or ~/.local/share/berth)' },
+  server: {
+    type: 'string',
+    value: 'URL',
+    description: 'a remote berth controller, e.g. https://berth.example.com (default: $BERTH_SERVER, else the current context of berth login, else the local data dir\'s serve)',
+  },
   config: { type: 'string', value: 'FILE', description: 'config file (default: <data-dir>/berth.yaml if present)' },
   output: { type: 'string', short: 'o', value: 'FORMAT', description: 'output format where supported: table|wide|json|yaml' },
   help: { type: 'boolean', short: 'h', description: 'show help' },
@@ -41,7 +46,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'serve',
     summary: 'run the controller and its HTTP API (foreground)',
-    usage: 'serve [--port N] [--host H]',
+    usage: 'serve [--port N] [--host H] [--tls-cert FILE --tls-key FILE]',
     description:
       'Runs the controller for the data dir and serves the API on 127.0.0.1. Writes the bearer token to <data-dir>/state/api-token (mode 0600) and the port to <data-dir>/serve.json. Only one serve per data dir. Stop it with Ctrl-C or SIGTERM (workspaces keep running). Environment: BERTH_PORT (default port), BERTH_LOG_LEVEL (pino level, default info; logs go to stderr).',
     options: {
@@ -51,6 +56,8 @@ export const COMMANDS: readonly CommandSpec[] = [
         value: 'H',
         description: 'address to listen on (default: 127.0.0.1); anything but loopback makes the API reachable from the network (a warning is printed)',
       },
+      'tls-cert': { type: 'string', value: 'FILE', description: 'serve HTTPS with this PEM certificate chain (with --tls-key); remote clients connect with berth login https://... --ca CA-FILE' },
+      'tls-key': { type: 'string', value: 'FILE', description: 'the PEM private key of --tls-cert' },
     },
     positionals: [],
     formats: [],
@@ -212,6 +219,47 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: ['ID'],
     formats: [],
     load: cmd(() => import('./commands/lifecycle.js').then((m) => ({ run: m.rm }))),
+  },
+  {
+    name: 'login',
+    summary: 'store a remote controller and its API token, and use it from now on',
+    usage: 'login [--name N] [--ca FILE] [--token-stdin] URL',
+    description:
+      "Stores a remote berth controller (https://; http:// on loopback only, e.g. a port-forward) as a named context in $XDG_CONFIG_HOME/berth/config.yaml (default ~/.config/berth/config.yaml, mode 0600) and makes it current: every command then talks to it, until berth context use local. The token is read from stdin with --token-stdin, else prompted for without echo; it is never printed. It is the controller's API token: the file <data-dir>/state/api-token of its data dir. The server's certificate is verified against Node's CA store, plus the bundle given with --ca (a private CA); there is no way to turn verification off. The URL, TLS and the token are checked before anything is stored. Precedence: --server, --data-dir, $BERTH_SERVER, $BERTH_DATA_DIR, the current context, the default data dir; a server given by --server or $BERTH_SERVER uses the token of the context with the same URL.",
+    options: {
+      name: { type: 'string', value: 'N', description: 'the context name (default: the host and port of URL)' },
+      ca: { type: 'string', value: 'FILE', description: "a PEM bundle of the CA that signed the server's certificate (trusted besides Node's CA store)" },
+      'token-stdin': { type: 'boolean', description: 'read the token from stdin instead of prompting' },
+    },
+    positionals: ['URL'],
+    formats: [],
+    load: cmd(() => import('./commands/login.js').then((m) => ({ run: m.login }))),
+    offline: true,
+    examples: ['berth login https://berth.example.com', 'ssh ctl cat .local/share/berth/state/api-token | berth login --token-stdin --ca ca.pem --name team https://berth.example.com'],
+  },
+  {
+    name: 'logout',
+    summary: "forget a remote controller's context and token",
+    usage: 'logout [NAME]',
+    description: 'Removes the context NAME (default: the current one) and its token from the config file; when it was current, berth uses the local data dir again. Exits 3 for an unknown NAME.',
+    options: {},
+    positionals: ['NAME?'],
+    formats: [],
+    load: cmd(() => import('./commands/login.js').then((m) => ({ run: m.logout }))),
+    offline: true,
+  },
+  {
+    name: 'context',
+    summary: 'show, list or switch the controller berth talks to',
+    usage: 'context [ls | use NAME]',
+    description:
+      "Without arguments: the controller this command line would talk to (a server and its context, or the local data dir). ls lists the contexts of berth login (never their tokens), * marking the current one. use NAME makes NAME current; use local goes back to the local data dir's berth serve.",
+    options: {},
+    positionals: ['ACTION?', 'NAME?'],
+    formats: ['table', 'json', 'yaml'],
+    load: cmd(() => import('./commands/login.js').then((m) => ({ run: m.context }))),
+    offline: true,
+    examples: ['berth context ls', 'berth context use team', 'berth context use local'],
   },
   {
     name: 'doctor',

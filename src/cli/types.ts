@@ -48,6 +48,8 @@ export interface CommandSpec {
 /** The flags every command accepts, as parsed. */
 export interface GlobalFlags {
   dataDir?: string;
+  /** --server: a remote controller's URL. */
+  server?: string;
   config?: string;
   output?: OutputFormat;
 }
@@ -63,6 +65,8 @@ export interface CliContext {
   dataDir: string;
   /** --data-dir as the user gave it (for hints that repeat the command line), if given. */
   dataDirFlag: string | undefined;
+  /** --server as the user gave it, if given. */
+  serverFlag?: string | undefined;
   configPath: string | undefined;
   /** -o, or `table` when not given. */
   output: OutputFormat;

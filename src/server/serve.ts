@@ -1,12 +1,20 @@
 /**
  * Runs the API server for a data dir: takes the single-writer lock, writes a fresh token, binds
- * 127.0.0.1 (or `host`) and records the actual port in `serve.json`. `close()` undoes all of it.
+ * 127.0.0.1 (or `host`), starts the controller and then records the actual port in `serve.json`.
+ * The port is bound before the controller starts so that `/healthz` answers during a long
+ * recovery (a kubelet would otherwise kill the process) while `/readyz` answers 503 `starting`;
+ * `serve.json` is written once the controller is ready, so the CLI finds only a ready server.
+ * `close()` undoes all of it (`/readyz` answers `stopping` meanwhile).
  * @module
  */
 import type { AddressInfo } from 'node:net';
 import { acquireServeLock, removeServeInfo, writeApiToken, writeServeInfo } from './data-dir.js';
 import { hostName } from './dashboard/guard.js';
 import type { LaunchOptions } from '../api/index.js';
+import { Readiness } from './health.js';
+import { metricTargetsFromLaunchOptions } from './metric-targets.js';
+import { ServerMetrics, type MetricTarget } from './metrics.js';
+import { observeSessions } from './metrics-observer.js';
 import { createApiServer, type ApiLogger, type ApiService } from './server.js';
 import { terminateShells } from './shell-route.js';
 
@@ -26,6 +34,19 @@ interface ServeOptions {
   webRoot?: string;
   /** What `GET /api/v1/launch-options` answers. */
   launchOptions?: LaunchOptions;
+  /** Serve HTTPS with this certificate chain and key (PEM contents). */
+  tls?: { cert: string; key: string };
+  /**
+   * The launch targets the metrics label, with their executor entry and profile
+   * (`metricTargetsOf(config)`). @default the launch options' targets, each labelled as itself
+   */
+  metricTargets?: readonly MetricTarget[];
+  /** Whether `/metrics` needs the API token (and the Host check). @default false: it carries no secret, and Prometheus scrapes without one */
+  metricsAuth?: boolean;
+  /** What `/readyz` answers; serve marks it ready once the controller is, and `stopping` on close. @default a fresh one */
+  readiness?: Readiness;
+  /** Called once the port is bound, before the controller starts (the probes answer from then on). */
+  onListening?: (port: number) => void;
 }
 
 export const DEFAULT_HOST = '127.0.0.1';
@@ -43,40 +64,53 @@ export interface ServeHandle {
 
 export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   const release = acquireServeLock(opts.dataDir);
-  let service: ApiService | undefined;
   const host = opts.host ?? DEFAULT_HOST;
+  const readiness = opts.readiness ?? new Readiness();
+  const metrics = new ServerMetrics({ targets: opts.metricTargets ?? metricTargetsFromLaunchOptions(opts.launchOptions), version: opts.version });
+  const unwatch = readiness.onChange((state) => metrics.setReady(state.ready));
+  metrics.setReady(readiness.ready);
+  let starting: Promise<ApiService> | undefined;
+  let server: ReturnType<typeof createApiServer> | undefined;
   try {
-    service = await opts.createService();
     const token = writeApiToken(opts.dataDir);
-    const server = createApiServer({
+    let started: (service: Promise<ApiService>) => void = () => undefined;
+    const service = new Promise<ApiService>((resolve) => (started = (s) => resolve(s)));
+    server = createApiServer({
       service,
       token,
       version: opts.version,
+      readiness,
+      metrics,
+      ...(opts.metricsAuth !== undefined ? { metricsAuth: opts.metricsAuth } : {}),
       ...(opts.logger ? { logger: opts.logger } : {}),
       ...(opts.configSha256 !== undefined ? { configSha256: opts.configSha256 } : {}),
       ...(opts.webRoot !== undefined ? { webRoot: opts.webRoot } : {}),
       ...(opts.launchOptions !== undefined ? { launchOptions: opts.launchOptions } : {}),
       ...(host !== DEFAULT_HOST ? { host } : {}),
+      ...(opts.tls !== undefined ? { tls: opts.tls } : {}),
     });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(opts.port, host.replace(/^\[|\]$/g, ''), () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await listen(server, opts.port, host);
+    opts.onListening?.((server.address() as AddressInfo).port);
+    starting = opts.createService();
+    started(starting);
+    const svc = await starting;
+    const observer = observeSessions(svc, metrics, (err) => opts.logger?.warn({ err }, 'metrics: cannot read the sessions'));
     const port = (server.address() as AddressInfo).port;
     writeServeInfo(opts.dataDir, { pid: process.pid, port, startedAt: new Date().toISOString(), ...(host !== DEFAULT_HOST ? { host: hostName(host) } : {}) });
-    const svc = service;
+    readiness.markReady();
+    const bound = server;
     let closing: Promise<void> | undefined;
     return {
       port,
       close: () =>
         (closing ??= (async () => {
+          readiness.markNotReady('stopping');
+          observer.close();
+          unwatch();
           removeServeInfo(opts.dataDir);
-          server.closeAllConnections();
-          terminateShells(server);
-          await new Promise<void>((resolve) => server.close(() => resolve()));
+          bound.closeAllConnections();
+          terminateShells(bound);
+          await new Promise<void>((resolve) => bound.close(() => resolve()));
           try {
             await svc.close();
           } finally {
@@ -85,8 +119,24 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
         })()),
     };
   } catch (err) {
-    await service?.close().catch(() => undefined);
+    unwatch();
+    if (server?.listening) {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server?.close(() => resolve()));
+    }
+    const svc = await starting?.catch(() => undefined);
+    await svc?.close().catch(() => undefined);
     release();
     throw err;
   }
+}
+
+function listen(server: ReturnType<typeof createApiServer>, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host.replace(/^\[|\]$/g, ''), () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
 }

@@ -3,13 +3,17 @@
  * kit. Every request passes the Host check; non-API GETs get the built web app; API requests are
  * routed by the route table (`api/routes.ts`), authenticated with the bearer token or the
  * dashboard cookie (the checks of `dashboard/`) and answered by the route modules in `routes/`:
- * JSON, SSE for events, NDJSON for logs and exec. The shell WebSocket is in `shell-route.ts`;
- * binding, the token file and the single-writer lock live in `serve.ts`.
+ * JSON, SSE for events, NDJSON for logs and exec. The probes (`/healthz`, `/readyz`) and
+ * `/metrics` skip the Host check and the token (a kubelet or Prometheus names the Pod's address and
+ * has no token), and answer while the controller starts: the routes that need the service answer
+ * 503 until it is there. The shell WebSocket is in `shell-route.ts`; binding, the token file and
+ * the single-writer lock live in `serve.ts`.
  * @module
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { ROUTE_TABLE, type LaunchOptions, type Operation } from '../api/index.js';
+import { ROUTE_TABLE, type ApiErrorCode, type LaunchOptions, type Operation } from '../api/index.js';
 import { createRequestListener, HttpError, parseTarget, routeRequest, Router, type RequestOutcome } from '../shared/http/index.js';
 import { outlastClients } from '../shared/keep-alive.js';
 import { DashboardAuth } from './dashboard/auth.js';
@@ -17,9 +21,12 @@ import { Gate } from './dashboard/gate.js';
 import { allowedHosts } from './dashboard/guard.js';
 import { serveStatic } from './dashboard/static.js';
 import { toHttpError } from './error-response.js';
+import { Readiness } from './health.js';
+import type { ServerMetrics } from './metrics.js';
 import { conversationRoutes } from './routes/conversation.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { metaRoutes } from './routes/meta.js';
+import { probeRoutes } from './routes/probes.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { streamRoutes } from './routes/streams.js';
 import type { ApiHandler, ApiHandlers, ApiService } from './routes/types.js';
@@ -36,7 +43,11 @@ export interface ApiLogger {
 }
 
 interface ApiServerOptions {
-  service: ApiService;
+  /**
+   * The session service; a promise while the controller starts (the routes that need it answer
+   * 503 until it settles, the probes and /metrics answer already).
+   */
+  service: ApiService | Promise<ApiService>;
   /** The bearer token every route but /health requires. */
   token: string;
   version: string;
@@ -53,7 +64,19 @@ interface ApiServerOptions {
   launchOptions?: LaunchOptions;
   /** The dashboard's login codes and cookie sessions. @default a fresh one (in memory) */
   dashboardAuth?: DashboardAuth;
+  /** Serve HTTPS with this certificate chain and key (PEM) instead of plain HTTP. */
+  tls?: { cert: string; key: string };
+  /** What `/readyz` answers (the caller flips it). @default one of its own, ready once the service is there */
+  readiness?: Readiness;
+  /** What `/metrics` serves; every request's duration is observed there. Absent: `/metrics` answers 501. */
+  metrics?: ServerMetrics;
+  /** Whether `/metrics` needs the token and the Host check like the API routes. @default false */
+  metricsAuth?: boolean;
 }
+
+/** The paths answered without the Host check (the kubelet names the Pod's IP in Host); `/metrics` too unless it needs the token. */
+const PROBE_PATHS = new Set(['/healthz', '/readyz']);
+const METRICS_PATH = '/metrics';
 
 interface ApiRoute {
   /** Whether the caller must authenticate (all but /health and the dashboard login). */
@@ -61,18 +84,31 @@ interface ApiRoute {
   readonly handler: ApiHandler;
 }
 
-/** The route table on the kit's router, each operation with its handler. */
-function apiRouter(handlers: ApiHandlers<Operation>): Router<ApiRoute> {
+/**
+ * The route table on the kit's router, each operation with its handler: `fixed` ones, else the
+ * one `served()` has once the service is there, else `starting`.
+ */
+function apiRouter(
+  fixed: Partial<ApiHandlers<Operation>>,
+  served: () => Partial<ApiHandlers<Operation>>,
+  starting: ApiHandler,
+  metricsAuth: boolean,
+): Router<ApiRoute> {
   const router = new Router<ApiRoute>();
-  for (const route of ROUTE_TABLE) router.add(route.method, route.path.replace('{id}', ':id'), { auth: route.auth, handler: handlers[route.operation] });
+  for (const route of ROUTE_TABLE) {
+    const op = route.operation;
+    const handler: ApiHandler = fixed[op] ?? ((ctx) => (served()[op] ?? starting)(ctx));
+    router.add(route.method, route.path.replace('{id}', ':id'), { auth: route.auth || (op === 'metrics' && metricsAuth), handler });
+  }
   return router;
 }
 
-const isApiPath = (path: string): boolean => path === '/health' || path === '/api' || path.startsWith('/api/');
+const isApiPath = (path: string): boolean => path === '/health' || PROBE_PATHS.has(path) || path === METRICS_PATH || path === '/api' || path.startsWith('/api/');
 
-/** The request log: method, path (never the query), status and time; an unexpected error with its stack. */
+/** The request log: method, path (never the query), status and time; an unexpected error with its stack. Answered probes are not logged. */
 function requestLogger(log: ApiLogger | undefined): (outcome: RequestOutcome) => void {
   return ({ method, path, status, ms, error }) => {
+    if (status < 400 && path !== undefined && (PROBE_PATHS.has(path) || path === METRICS_PATH)) return;
     if (error === undefined) log?.info({ method, path, status, ms }, 'request');
     else if (status >= 500) log?.error({ method, path, status, error: error.message, err: error.cause ?? error }, 'request failed');
     else log?.info({ method, path, status, error: error.message }, 'request');
@@ -81,9 +117,10 @@ function requestLogger(log: ApiLogger | undefined): (outcome: RequestOutcome) =>
 
 /** Creates (does not bind) the API server. */
 export function createApiServer(opts: ApiServerOptions): Server {
-  const { service } = opts;
   const keepAliveMs = opts.keepAliveMs ?? 15_000;
   const auth = opts.dashboardAuth ?? new DashboardAuth();
+  const readiness = opts.readiness ?? new Readiness();
+  const metricsAuth = opts.metricsAuth ?? false;
   let hosts: string[] | undefined;
   const gate = new Gate({
     token: opts.token,
@@ -96,18 +133,26 @@ export function createApiServer(opts: ApiServerOptions): Server {
       return list;
     },
   });
-  const router = apiRouter({
-    ...metaRoutes({ version: opts.version, cookieName: auth.cookieName, configSha256: opts.configSha256, launchOptions: opts.launchOptions }),
-    ...sessionRoutes(service),
-    ...streamRoutes({ service, keepAliveMs }),
-    ...workspaceRoutes({ service, keepAliveMs }),
-    ...conversationRoutes(service),
-    ...dashboardRoutes(auth, gate),
-  });
+  let served: Partial<ApiHandlers<Operation>> = {};
+  const starting: ApiHandler = () => {
+    const state = readiness.state;
+    throw new HttpError<ApiErrorCode>('internal', `berth serve is not ready: ${state.ready ? 'starting' : state.message}; try again shortly`, { status: 503 });
+  };
+  const router = apiRouter(
+    {
+      ...metaRoutes({ version: opts.version, cookieName: auth.cookieName, configSha256: opts.configSha256, launchOptions: opts.launchOptions }),
+      ...dashboardRoutes(auth, gate),
+      ...probeRoutes({ readiness, ...(opts.metrics ? { metrics: opts.metrics } : {}) }),
+    },
+    () => served,
+    starting,
+    metricsAuth,
+  );
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    gate.checkHost(req);
     const url = parseTarget(req);
+    const open = PROBE_PATHS.has(url.pathname) || (url.pathname === METRICS_PATH && !metricsAuth);
+    if (!open) gate.checkHost(req);
     if (!isApiPath(url.pathname) && (req.method === 'GET' || req.method === 'HEAD')) {
       if (opts.webRoot === undefined) throw new HttpError('not_found', 'this server has no dashboard (no web root)');
       return serveStatic(opts.webRoot, url.pathname, res, { headOnly: req.method === 'HEAD' });
@@ -118,7 +163,26 @@ export function createApiServer(opts: ApiServerOptions): Server {
     await route.handler({ req, res, url, params, caller });
   }
 
-  const server = outlastClients(createServer(createRequestListener({ handle, toHttpError, onDone: requestLogger(opts.logger) })));
-  attachShellRoute(server, { service, gate, ...(opts.logger ? { log: opts.logger } : {}) });
+  const log = requestLogger(opts.logger);
+  const onDone = (outcome: RequestOutcome): void => {
+    opts.metrics?.observeRequest(outcome);
+    log(outcome);
+  };
+  const listener = createRequestListener({ handle, toHttpError, onDone });
+  // An https.Server is an http.Server over TLS sockets (the same requests, upgrades and close calls).
+  const server = outlastClients(opts.tls ? (createTlsServer({ cert: opts.tls.cert, key: opts.tls.key }, listener) as unknown as Server) : createServer(listener));
+  const open = (service: ApiService): void => {
+    served = {
+      ...sessionRoutes(service),
+      ...streamRoutes({ service, keepAliveMs }),
+      ...workspaceRoutes({ service, keepAliveMs }),
+      ...conversationRoutes(service),
+    };
+    attachShellRoute(server, { service, gate, ...(opts.logger ? { log: opts.logger } : {}) });
+    if (!opts.readiness) readiness.markReady();
+  };
+  // A service that fails to start is the caller's to report (startServe closes the server).
+  if (opts.service instanceof Promise) opts.service.then(open, () => undefined);
+  else open(opts.service);
   return server;
 }

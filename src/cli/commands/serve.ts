@@ -3,6 +3,7 @@
  * the HTTP API until SIGINT/SIGTERM.
  * @module
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { launchOptionsOf } from '../../server/dashboard/launch-options.js';
@@ -15,6 +16,7 @@ import { ExitCode, UsageError } from '../exit-codes.js';
 import type { CliContext, ParsedCommand } from '../types.js';
 import { createSessionService } from '../controller-factory.js';
 import { installLastResort } from '../last-resort.js';
+import { metricTargetsOf } from '../../server/metric-targets.js';
 
 export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> {
   const portText = (cmd.values.port as string | undefined) ?? ctx.env.BERTH_PORT ?? String(DEFAULT_API_PORT);
@@ -23,6 +25,7 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
   if (!/^(\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:.]+|[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)$/.test(host)) {
     throw new UsageError(`serve: --host must be an IP address or a host name (got ${JSON.stringify(host)})`, 'serve');
   }
+  const tls = readTls(cmd);
   // Validate the config before anything else so a typo is reported without side effects.
   const config = loadConfig({ dataDir: ctx.dataDir, ...(ctx.configPath !== undefined ? { path: ctx.configPath } : {}) });
   const logger = pino({ name: 'berth', level: ctx.env.BERTH_LOG_LEVEL ?? 'info' }, pino.destination(2));
@@ -34,6 +37,9 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
     // The built web app sits beside the CLI bundle (dist/berth.js → dist/web).
     webRoot: join(findInstallRoot(), 'dist', 'web'),
     launchOptions: launchOptionsOf(config),
+    // the executor and profile label values /metrics creates up front
+    metricTargets: metricTargetsOf(config),
+    ...(tls !== undefined ? { tls } : {}),
     logger,
     // What `berth doctor` compares with the file on disk to tell that a restart is needed.
     configSha256: config.sourceSha256 ?? null,
@@ -45,12 +51,12 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
     throw err;
   });
   const shownHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
-  await write(ctx.io.stdout, `berth serve ${VERSION} listening on http://${shownHost}:${handle.port} (data dir ${ctx.dataDir}; token in ${ctx.dataDir}/state/api-token)\n`);
+  await write(ctx.io.stdout, `berth serve ${VERSION} listening on ${tls ? 'https' : 'http'}://${shownHost}:${handle.port} (data dir ${ctx.dataDir}; token in ${ctx.dataDir}/state/api-token)\n`);
   await write(ctx.io.stdout, `dashboard: run 'berth dashboard' for a login link\n`);
   if (!isLoopbackHost(host)) {
     await write(
       ctx.io.stderr,
-      `warning: --host ${host} is not a loopback address: the API (and the dashboard) is then reachable from the network, protected only by its token and login codes over plain HTTP\n`,
+      `warning: --host ${host} is not a loopback address: the API (and the dashboard) is then reachable from the network, protected only by its token and login codes${tls ? '' : ' over plain HTTP'}\n`,
     );
   }
   let uninstall = (): void => undefined;
@@ -75,4 +81,20 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
   }
   if (fatal !== undefined) throw fatal;
   return ExitCode.ok;
+}
+
+/** --tls-cert and --tls-key, read (both or neither). */
+function readTls(cmd: ParsedCommand): { cert: string; key: string } | undefined {
+  const certFile = cmd.values['tls-cert'];
+  const keyFile = cmd.values['tls-key'];
+  if (certFile === undefined && keyFile === undefined) return undefined;
+  if (typeof certFile !== 'string' || typeof keyFile !== 'string') throw new UsageError('serve: give --tls-cert and --tls-key together', 'serve');
+  const read = (flag: string, file: string): string => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new UsageError(`serve: ${flag} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'serve');
+    }
+  };
+  return { cert: read('--tls-cert', certFile), key: read('--tls-key', keyFile) };
 }

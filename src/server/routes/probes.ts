@@ -1,0 +1,33 @@
+/**
+ * The routes a cluster reads without a token: `/healthz` (alive: 200 while the process serves),
+ * `/readyz` (200 once the controller takes requests, else 503 with the reason) and `/metrics`
+ * (Prometheus text format; a token only when `berth serve` is asked to require one). None of them
+ * tells anything secret.
+ * @module
+ */
+import { HttpError, sendJson } from '../../shared/http/index.js';
+import { readinessResponse, type Readiness } from '../health.js';
+import type { ServerMetrics } from '../metrics.js';
+import type { ApiHandlers } from './types.js';
+
+interface ProbeDeps {
+  readonly readiness: Readiness;
+  /** Absent: `/metrics` answers 501. */
+  readonly metrics?: ServerMetrics;
+}
+
+export function probeRoutes(deps: ProbeDeps): ApiHandlers<'healthz' | 'readyz' | 'metrics'> {
+  return {
+    healthz: ({ res }) => sendJson(res, 200, { status: 'ok' }),
+    readyz: ({ res }) => {
+      const { status, body } = readinessResponse(deps.readiness.state);
+      sendJson(res, status, body);
+    },
+    metrics: async ({ res }) => {
+      if (!deps.metrics) throw new HttpError('not_implemented', 'this server keeps no metrics');
+      const { contentType, text } = await deps.metrics.render();
+      res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+    },
+  };
+}
