@@ -128,7 +128,10 @@ export class Transcript {
         return this.#replaying ? this.#stream('user', contentText(u.content)) : '';
       case 'usage_update':
       case 'available_commands_update':
-        return ''; // the prompt is shown already; usage at the turn's end
+      case 'current_mode_update':
+      case 'config_option_update':
+      case 'session_info_update':
+        return ''; // bookkeeping of the agent's (commands, modes, options, titles); usage shows at the turn's end
       case 'tool_call':
         return this.#close() + this.#toolCall(u);
       case 'tool_call_update':

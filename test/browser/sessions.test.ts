@@ -114,7 +114,18 @@ describe('dashboard with local sessions', () => {
     await page.keyboard.type('echo $((6*7))');
     await page.keyboard.press('Enter');
     // xterm renders rows as text; the shell echoes the command, then prints the answer on a line of its own.
-    await expect.poll(async () => ((await term.innerText()) ?? '').split('\n').some((l) => l.trim() === '42'), { timeout: 20_000 }).toBe(true);
+    let shown = '';
+    const answered = expect.poll(
+      async () => {
+        shown = (await term.innerText()) ?? '';
+        return shown.split('\n').some((l) => l.trim() === '42');
+      },
+      { timeout: 20_000 },
+    );
+    await answered.toBe(true).catch(async (err: unknown) => {
+      const bar = await page.locator('.terminal-bar').innerText().catch(() => '?');
+      throw new Error(`the terminal showed no line "42"; it showed:\n${shown}\n(its bar: ${bar}; ${String(err)})`);
+    });
     await screenshot(page, 'session-terminal');
   });
 

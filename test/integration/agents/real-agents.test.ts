@@ -85,8 +85,8 @@ const CLAUDE: AgentCase = {
   ],
   askTurn: [{ tool: 'Write', input: (r) => ({ file_path: inClaudeCwd('DENIED.md')(claudeWorkingDirectory(r)), content: 'must not exist\n' }) }, { text: 'understood, not written' }],
   editedLine: `+# demo ${EDITED}`,
-  // Claude Code names the tool before its input is streamed; the permission request names the file
-  toolLines: [/^tool: Edit \[edit\] \(pending\)$/m, /^\?\? permission requested \(perm-1\): Edit README\.md /m, /^tool: Edit: completed$/m],
+  // Claude Code titles the tool call "Edit" or, when the input has streamed by then, "Edit README.md"
+  toolLines: [/^tool: Edit( README\.md)? \[edit\] \(pending\)$/m, /^\?\? permission requested \(perm-1\): Edit README\.md /m, /^tool: Edit( README\.md)?: completed$/m],
 };
 
 const codexConfig = (model: ModelServer): Record<string, unknown> => ({

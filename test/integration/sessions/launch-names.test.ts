@@ -136,7 +136,7 @@ describe('launch names: approved secrets and own config entries only', () => {
     const url = `http://user:${PASSWORD}@127.0.0.1:${git.port}/repo.git`;
     const error = await refused({ repository: { url }, [field]: name });
     expect(error.field).toBe(field);
-    expect(error.message).toMatch(field === 'agent' ? `agent: unknown agent '${name}' (configured: demo, demo-acp)` : `executor: unknown executor or profile '${name}'`);
+    expect(error.message).toMatch(field === 'agent' ? `agent: unknown agent '${name}' (configured: demo, demo-acp, claude, codex, gemini, opencode)` : `executor: unknown executor or profile '${name}'`);
     expect(await sessions()).toEqual([]);
     expect(secretIds(), 'no repository credential is stored').toEqual([]);
   });
