@@ -82,7 +82,9 @@ describe('Transcript', () => {
     expect(t.push(rec({ type: 'turn_end', turn: 2, stop_reason: 'cancelled', usage: null }))).toBe('== turn 2 ended: cancelled\n');
     expect(t.push(rec({ type: 'error', turn: null, message: 'initialize failed' }))).toBe('!! error: initialize failed\n');
     expect(t.push(update({ sessionUpdate: 'plan', entries: [{ content: 'read', status: 'completed' }, { content: 'edit', status: 'pending' }] }))).toBe('plan:\n  [completed] read\n  [pending] edit\n');
-    expect(t.push(update({ sessionUpdate: 'current_mode_update' }))).toBe('[current_mode_update]\n');
+    expect(t.push(update({ sessionUpdate: 'some_future_update' }))).toBe('[some_future_update]\n');
+    // the agent's own bookkeeping (modes, options, titles, commands) stays out of the transcript
+    for (const kind of ['current_mode_update', 'config_option_update', 'session_info_update', 'available_commands_update']) expect(t.push(update({ sessionUpdate: kind }))).toBe('');
   });
 });
 
