@@ -15,6 +15,7 @@
  * @module
  */
 import { Agent, request, type IncomingMessage } from 'node:http';
+import { request as httpsRequest, type Agent as HttpsAgent } from 'node:https';
 import { Readable } from 'node:stream';
 
 /** An idle kept-alive socket is closed after this long. */
@@ -28,6 +29,8 @@ interface HttpFetchInit {
   headers?: RequestInit['headers'];
   body?: RequestInit['body'];
   signal?: AbortSignal | null | undefined;
+  /** For `https:` URLs (required there): the agent that holds the trusted CAs and the kept-alive sockets. */
+  httpsAgent?: HttpsAgent | undefined;
 }
 
 /** A response of {@link httpFetch}: the part of fetch's Response that Berth's clients read. */
@@ -98,15 +101,16 @@ function headerRecord(headers: RequestInit['headers']): Record<string, string> {
 }
 
 /**
- * Sends one request over node:http (`http:` URLs only: agentctl, forwards and `berth serve` listen
- * on plain HTTP) and resolves with the response head; rejects as fetch does — the caller's signal's
+ * Sends one request over node:http (agentctl, forwards and a local `berth serve` listen on plain
+ * HTTP), or node:https with `init.httpsAgent` (a remote controller), and resolves with the response head; rejects as fetch does — the caller's signal's
  * reason on abort, a TypeError whose `cause` carries the socket error's `code` otherwise.
  */
 export function httpFetch(url: string, init: HttpFetchInit = {}): Promise<HttpFetchResponse> {
   return new Promise<HttpFetchResponse>((resolve, reject) => {
     const target = new URL(url);
-    if (target.protocol !== 'http:') {
-      reject(new TypeError(`httpFetch supports only http: URLs, not ${target.protocol}`));
+    const tls = target.protocol === 'https:' && init.httpsAgent !== undefined;
+    if (target.protocol !== 'http:' && !tls) {
+      reject(new TypeError(`httpFetch supports only http: URLs (https: with an httpsAgent), not ${target.protocol}`));
       return;
     }
     const signal = init.signal ?? undefined;
@@ -121,7 +125,8 @@ export function httpFetch(url: string, init: HttpFetchInit = {}): Promise<HttpFe
     const body = init.body ?? undefined;
     const headers = headerRecord(init.headers);
     if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
-    const req = request(target, { method: init.method ?? 'GET', headers, agent });
+    const method = init.method ?? 'GET';
+    const req = tls ? httpsRequest(target, { method, headers, agent: init.httpsAgent }) : request(target, { method, headers, agent });
     let settled = false;
     const onAbort = (): void => {
       // also cuts a body being read: its reader sees the error
