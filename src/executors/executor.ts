@@ -241,7 +241,7 @@ export interface Executor {
    * those are never touched. Returns the function that stops it (resolves once a sweep in flight
    * ended). Optional.
    */
-  startSweeps?(isRecorded: (owner: SweepOwner) => boolean): () => Promise<void>;
+  startSweeps?(isRecorded: (owner: SweepOwner) => boolean | Promise<boolean>): () => Promise<void>;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { admissionFix, connectionFix, defaultClassCheck, dryRunFix, foreignObjectsCheck, kubeconfigSource, permissionsCheck, requiredAccess, warningChecks } from './doctor-checks.js';
+import { admissionFix, connectionFix, defaultClassCheck, dryRunFix, eventsWriteCheck, foreignObjectsCheck, kubeconfigSource, permissionsCheck, requiredAccess, warningChecks } from './doctor-checks.js';
 import { sweptObject } from './sweep-select.js';
 import { EXECUTOR_ACCESS, KubeApiError, describeAccess } from './kube/index.js';
 import type { KubernetesConnection } from './types.js';
@@ -154,5 +154,18 @@ describe('foreignObjectsCheck', () => {
     const many = Array.from({ length: 7 }, (_, i) => object('Pod', `p${i}`, ours));
     const check = foreignObjectsCheck('n', 'agents', many, null);
     expect(check.detail).toMatch(/^7 objects .*: Pod agents\/p0 .*Pod agents\/p4 [^;]*; and 2 more$/);
+  });
+});
+
+describe('eventsWriteCheck', () => {
+  it('warns (without failing doctor) when Events cannot be written, naming the rule to add', () => {
+    const c = eventsWriteCheck('cluster: events', 'agents', true, 'system:serviceaccount:agents:berth');
+    expect(c).toMatchObject({ name: 'cluster: events', ok: true, warn: true });
+    expect(c?.detail).toContain('may not events.k8s.io/events create in namespace agents: launches work');
+    expect(c?.fix).toContain('apiGroups ["events.k8s.io"], resources ["events"], verbs ["create"]');
+  });
+
+  it('adds no line when they can', () => {
+    expect(eventsWriteCheck('cluster: events', 'agents', false, null)).toBeNull();
   });
 });

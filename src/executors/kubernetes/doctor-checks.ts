@@ -5,7 +5,7 @@
  * @module
  */
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import { EXECUTOR_ACCESS, KubeApiError, describeAccess, type AccessCheck, type AccessDenial } from './kube/index.js';
+import { EVENT_WRITE_ACCESS, EXECUTOR_ACCESS, KubeApiError, describeAccess, type AccessCheck, type AccessDenial } from './kube/index.js';
 import { describeSwept, selectForSweep, type SweptObject } from './sweep-select.js';
 import type { KubernetesConnection, TemplateWarning, WorkspaceMode } from './types.js';
 
@@ -84,6 +84,23 @@ export function permissionsCheck(name: string, namespace: string, checked: reado
     ok: false,
     detail: `${user ?? 'this identity'} may not ${denied.map(describeAccess).join(', ')} in namespace ${namespace}${reasons.length > 0 ? ` (${[...new Set(reasons)].join('; ')})` : ''}`,
     fix: `add ${rules} to the Role bound to it in namespace ${namespace}; ${RBAC_MANIFEST} is the complete Role: sed 's/BERTH_NAMESPACE/${namespace}/g' ${RBAC_MANIFEST} | kubectl apply -f -`,
+  };
+}
+
+/**
+ * The Events line, only when the identity may not write Events (events.k8s.io `create`): a warning,
+ * since launches work without it but leave no Events on the session's objects. Null when granted.
+ */
+export function eventsWriteCheck(name: string, namespace: string, denied: boolean, user: string | null): DoctorCheck | null {
+  if (!denied) return null;
+  return {
+    name,
+    ok: true,
+    warn: true,
+    detail:
+      `${user ?? 'this identity'} may not ${describeAccess(EVENT_WRITE_ACCESS)} in namespace ${namespace}: launches work, but Berth writes no Kubernetes Events ` +
+      '(LaunchFailed, Replaced, Reaped) on the sessions\' Pods and claims, so kubectl describe pod and kubectl get events do not show them',
+    fix: `add a rule with apiGroups ["events.k8s.io"], resources ["events"], verbs ["create"] to the Role bound to it in namespace ${namespace} (${RBAC_MANIFEST} has it)`,
   };
 }
 

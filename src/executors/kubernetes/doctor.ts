@@ -1,11 +1,12 @@
 /**
  * `berth doctor` for a Kubernetes executor and its profiles: loads the kubeconfig, asks the API
  * server its version, reads the namespace where it may, checks every needed permission by
- * SelfSubjectAccessReview, and per profile lists the template's security warnings, checks the
- * workspace's storage (the storage class of a managed claim, or the existing claim) and dry-runs
- * (server side: admission, Pod Security, quotas, webhooks; nothing is stored) the PVC and Pod a
- * launch would create, composed exactly as the launch composes them. A check that cannot run
- * because an earlier one failed is left out; the failed one says so.
+ * SelfSubjectAccessReview (and warns when Events cannot be written, which launches do not need),
+ * and per profile lists the template's security warnings, checks the workspace's storage (the
+ * storage class of a managed claim, or the existing claim) and dry-runs (server side: admission,
+ * Pod Security, quotas, webhooks; nothing is stored) the PVC and Pod a launch would create,
+ * composed exactly as the launch composes them. A check that cannot run because an earlier one
+ * failed is left out; the failed one says so.
  * @module
  */
 import { randomBytes } from 'node:crypto';
@@ -18,6 +19,7 @@ import {
   connectionFix,
   defaultClassCheck,
   dryRunFix,
+  eventsWriteCheck,
   foreignObjectsCheck,
   kubeconfigSource,
   permissionsCheck,
@@ -30,6 +32,7 @@ import {
   createPod,
   createPvc,
   deniedAccess,
+  EVENT_WRITE_ACCESS,
   getNamespace,
   getPvc,
   getStorageClass,
@@ -114,6 +117,7 @@ export async function kubernetesDoctor(target: DoctorTarget, opts: KubernetesDoc
   } catch (err) {
     checks.push({ name: name('permissions'), ok: false, detail: errorMessage(err), fix: connectionFix(err, where) });
   }
+  checks.push(...(await eventsCheck(client, name('events'), namespace, user, signal)));
   checks.push(await foreignCheck(client, name('foreign objects'), namespace, opts.installationId ?? null, signal));
 
   const run: Run = { client, target, random: opts.random ?? ((n) => randomBytes(n)), signal, installationId: opts.installationId ?? null };
@@ -133,6 +137,16 @@ async function foreignCheck(client: KubeClient, name: string, namespace: string,
     }
   }
   return foreignObjectsCheck(name, namespace, objects, installationId);
+}
+
+/** A warning when the identity may not write Events (none when it may, or when the review cannot be made: the permissions line says why). */
+async function eventsCheck(client: KubeClient, name: string, namespace: string, user: string | null, signal: AbortSignal | undefined): Promise<DoctorCheck[]> {
+  try {
+    const check = eventsWriteCheck(name, namespace, (await deniedAccess(client, namespace, [EVENT_WRITE_ACCESS], signal)).length > 0, user);
+    return check === null ? [] : [check];
+  } catch {
+    return [];
+  }
 }
 
 /** The authenticated user name (SelfSubjectReview, Kubernetes >= 1.28), or null when it cannot be asked. */

@@ -25,6 +25,7 @@ import { identityOf, type KubernetesMetadata } from './metadata.js';
 import { PROFILE_SETTING, recordedMetadata, stopKubernetesInstance } from './stop.js';
 import { LABEL, LABEL_VALUE } from './constants.js';
 import { PodWatches } from './pod-watch.js';
+import { EventRecorder } from './event-recorder.js';
 import { sweepUnrecorded, type SweepReport } from './sweep.js';
 import { SWEEP_TIMEOUT_MS, SweepSchedule, UNRESOLVED_CREATE_REASONS } from './sweep-schedule.js';
 import type { KubernetesConnection, KubernetesProfile } from './types.js';
@@ -75,6 +76,8 @@ export class KubernetesExecutor implements Executor {
   readonly #locks = new KeyedLock();
   #kube: KubePorts | null = null;
   readonly #watches: PodWatches;
+  /** Kubernetes Events about the sessions' objects (best effort; one warning when they cannot be written). */
+  readonly #events: EventRecorder;
   #sweeps: SweepSchedule | null = null;
   /** Foreign objects already logged by a sweep (each once). */
   readonly #reported = new Set<string>();
@@ -84,6 +87,7 @@ export class KubernetesExecutor implements Executor {
     this.#opts = opts;
     this.#log = opts.logger ?? silentLogger;
     this.#artifacts = new AgentctlArtifacts(opts.artifacts);
+    this.#events = new EventRecorder(() => this.kube.events, { log: this.#log });
     this.#watches = new PodWatches(() => this.kube.objects, `${LABEL.managedBy}=${LABEL_VALUE.managedBy},${LABEL.executor}=${opts.name}`, this.#log);
   }
 
@@ -152,7 +156,7 @@ export class KubernetesExecutor implements Executor {
    * records (sweep.ts). `minAgeMs`: younger objects are left alone; default the request timeout
    * plus the read-back window of an ambiguous create.
    */
-  sweepUnrecorded(isRecorded: (owner: SweepOwner) => boolean, opts: { minAgeMs?: number; signal?: AbortSignal } = {}): Promise<SweepReport> {
+  sweepUnrecorded(isRecorded: (owner: SweepOwner) => boolean | Promise<boolean>, opts: { minAgeMs?: number; signal?: AbortSignal } = {}): Promise<SweepReport> {
     return sweepUnrecorded(this.kube.objects, {
       namespace: this.#opts.connection.namespace,
       installationId: this.#opts.installationId ?? '',
@@ -161,11 +165,12 @@ export class KubernetesExecutor implements Executor {
       signal: opts.signal ?? AbortSignal.timeout(SWEEP_TIMEOUT_MS),
       log: this.#log,
       reported: this.#reported,
+      events: this.#events,
     });
   }
 
   /** Sweeps at once, every 5 minutes, and after a launch whose ambiguous create stayed unresolved (sweep-schedule.ts). */
-  startSweeps(isRecorded: (owner: SweepOwner) => boolean): () => Promise<void> {
+  startSweeps(isRecorded: (owner: SweepOwner) => boolean | Promise<boolean>): () => Promise<void> {
     if ((this.#opts.installationId ?? '') === '' || this.#sweeps !== null) return () => Promise.resolve();
     const schedule = new SweepSchedule((signal) => this.sweepUnrecorded(isRecorded, { signal }), this.#log);
     this.#sweeps = schedule;
@@ -193,7 +198,7 @@ export class KubernetesExecutor implements Executor {
   }
 
   #state(req: CreateInstanceRequest, profile: KubernetesProfile, meta: KubernetesMetadata): KubeLaunchState {
-    const env = { executorName: this.name, connection: this.#opts.connection, kube: this.kube, fetch: this.#opts.fetch ?? httpFetch, artifacts: this.#artifacts, probes: this.#probes, log: this.#log, random: defaultRandom, installationId: this.#opts.installationId ?? null };
+    const env = { executorName: this.name, connection: this.#opts.connection, kube: this.kube, fetch: this.#opts.fetch ?? httpFetch, artifacts: this.#artifacts, probes: this.#probes, log: this.#log, random: defaultRandom, installationId: this.#opts.installationId ?? null, events: this.#events };
     return new KubeLaunchState(env, req, profile, identityOf(meta), meta);
   }
 

@@ -4,7 +4,8 @@
  * had given up on it (an ambiguous create the read-back did not find, or one that committed after
  * recovery looked), so no inventory row ever learned their UID. Which ones are deleted is decided
  * by sweep-select.ts; each is deleted by UID and resourceVersion (a changed object is read and
- * decided again), and waited for. Objects of another Berth are only reported.
+ * decided again), and waited for, with a `Reaped` Kubernetes Event on it first (kubectl describe and
+ * get events show who deleted it and why). Objects of another Berth are only reported.
  * @module
  */
 import type { V1ObjectMeta } from '@kubernetes/client-node';
@@ -12,6 +13,7 @@ import { errorMessage } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { sanitize } from '../../shared/sanitize.js';
 import { LABEL, LABEL_VALUE } from './constants.js';
+import { EVENT_REASON, type EventRecorder, type ObjectEvent } from './event-recorder.js';
 import { isConflict, isForbidden, type KubeObjects } from './kube/index.js';
 import { describeSwept, selectForSweep, sweptObject, type ObjectOwner, type SweptKind, type SweptObject } from './sweep-select.js';
 
@@ -21,13 +23,16 @@ const BERTH_SELECTOR = `${LABEL.managedBy}=${LABEL_VALUE.managedBy}`;
 interface SweepOptions {
   namespace: string;
   installationId: string;
-  isRecorded: (owner: ObjectOwner) => boolean;
+  /** Asked right before each decision (the inventory as it is then); may read a store. */
+  isRecorded: (owner: ObjectOwner) => boolean | Promise<boolean>;
   /** Younger objects (by the API server's clock) are left for a later sweep. */
   minAgeMs: number;
   signal: AbortSignal;
   log: Logger;
   /** UIDs of foreign objects already logged (each is logged once per process). */
   reported?: Set<string>;
+  /** Writes the `Reaped` Event on each object before its delete. */
+  events?: EventRecorder;
 }
 
 interface ForeignObject {
@@ -66,10 +71,20 @@ export async function sweepUnrecorded(objects: KubeObjects, opts: SweepOptions):
   return report;
 }
 
+/** The store's answer for the object's owner, asked once before the pure decision (false when it names none). */
+async function recordedOwner(o: SweptObject, isRecorded: SweepOptions['isRecorded']): Promise<(owner: ObjectOwner) => boolean> {
+  const instanceId = o.labels[LABEL.instanceId];
+  const sessionId = o.labels[LABEL.sessionId];
+  if (!instanceId || !sessionId) return () => false;
+  const answer = await isRecorded({ instanceId, sessionId });
+  return (owner) => owner.instanceId === instanceId && owner.sessionId === sessionId && answer;
+}
+
 async function sweepOne(objects: KubeObjects, first: SweptObject, clock: ServerClock, opts: SweepOptions, report: SweepReport): Promise<void> {
   let o: SweptObject | null = first;
   for (let attempt = 0; o !== null; attempt++) {
-    const verdict = selectForSweep(o, { installationId: opts.installationId, isRecorded: opts.isRecorded, serverNow: clock.now(), minAgeMs: opts.minAgeMs });
+    const recorded = await recordedOwner(o, opts.isRecorded);
+    const verdict = selectForSweep(o, { installationId: opts.installationId, isRecorded: (owner) => recorded(owner), serverNow: clock.now(), minAgeMs: opts.minAgeMs });
     if (verdict.action === 'keep') return;
     if (verdict.action === 'report') {
       report.foreign.push({ object: describeSwept(o), why: verdict.why });
@@ -84,6 +99,7 @@ async function sweepOne(objects: KubeObjects, first: SweptObject, clock: ServerC
       report.nextInMs = Math.min(report.nextInMs ?? Number.POSITIVE_INFINITY, verdict.oldEnoughInMs);
       return;
     }
+    if (attempt === 0) await opts.events?.emit(reapedEvent(o, verdict.owner.sessionId));
     try {
       const pre = { uid: o.uid, ...(o.resourceVersion !== null ? { resourceVersion: o.resourceVersion } : {}) };
       const outcome = o.kind === 'Pod' ? await objects.deletePod(o.namespace, o.name, pre, opts.signal) : await objects.deletePvc(o.namespace, o.name, pre, opts.signal);
@@ -107,6 +123,19 @@ async function sweepOne(objects: KubeObjects, first: SweptObject, clock: ServerC
       }
     }
   }
+}
+
+/** The Event on an object the sweep is about to delete. */
+function reapedEvent(o: SweptObject, sessionId: string): ObjectEvent {
+  return {
+    regarding: { kind: o.kind === 'Pod' ? 'Pod' : 'PersistentVolumeClaim', namespace: o.namespace, name: o.name, uid: o.uid },
+    type: 'Normal',
+    reason: EVENT_REASON.reaped,
+    action: 'Delete',
+    note:
+      `Berth deletes this ${o.kind} of session ${sessionId}: no session of this Berth records it ` +
+      '(a create that committed after its launch had given up on it, so its launch never learned of it).',
+  };
 }
 
 function read(objects: KubeObjects, o: SweptObject, signal: AbortSignal): Promise<{ metadata?: V1ObjectMeta } | undefined> {

@@ -39,6 +39,12 @@ export const EXECUTOR_ACCESS: readonly AccessCheck[] = [
   ...['list', 'watch'].map((verb) => ({ verb, resource: 'events' })),
 ];
 
+/**
+ * Wanted, not needed (mirrors deploy/rbac.yaml): writing Events about the executor's objects. Without
+ * it launches work, but `kubectl describe pod` shows nothing of what Berth did (event-recorder.ts).
+ */
+export const EVENT_WRITE_ACCESS: AccessCheck = { verb: 'create', resource: 'events', group: 'events.k8s.io' };
+
 /** `pods/exec create` style label for messages. */
 export function describeAccess(check: AccessCheck): string {
   const resource = check.subresource ? `${check.resource}/${check.subresource}` : check.resource;

@@ -1,7 +1,7 @@
 /**
  * The Kubernetes I/O layer of the executor: client construction, errors, Pod/PVC objects, exec,
- * supervised port-forward, watches and access checks, and the narrow ports (ports.ts) the launch,
- * stop and sweep code reaches them through. Re-exports only.
+ * supervised port-forward, watches, the Events it writes and access checks, and the narrow ports
+ * (ports.ts) the launch, stop and sweep code reaches them through. Re-exports only.
  * @module
  */
 export { createKubeClient } from './client.js';
@@ -16,6 +16,7 @@ export type { ForwardTarget, PortForwardSession } from './forward.js';
 export { pause, watchEvents, watchPod } from './watch.js';
 export type { ObjectEvent } from './watch.js';
 export type { AccessCheck, AccessDenial } from './access.js';
-export { EXECUTOR_ACCESS, describeAccess, deniedAccess, getNamespace, getStorageClass, selfSubjectUser, serverVersion } from './access.js';
+export { EVENT_WRITE_ACCESS, EXECUTOR_ACCESS, describeAccess, deniedAccess, getNamespace, getStorageClass, selfSubjectUser, serverVersion } from './access.js';
 export { kubePorts } from './ports.js';
-export type { KubeExec, KubeObjects, KubePortForward, KubePorts, PodListHandlers } from './ports.js';
+export type { KubeEvents, KubeExec, KubeObjects, KubePortForward, KubePorts, PodListHandlers } from './ports.js';
+export type { EventObjectRef, EventRecord } from './events.js';

@@ -2,7 +2,7 @@
  * The narrow ports through which the executor's launch, resume, stop, rm and sweep code reaches the
  * cluster: the object operations it uses (Pods and PVCs: read, create, delete with preconditions,
  * list by label; watches of one object, of labelled Pods and of an object's Events), exec into a
- * container, and port-forward to a Pod. {@link kubePorts} is the real implementation over
+ * container, port-forward to a Pod, and writing Events about its objects. {@link kubePorts} is the real implementation over
  * client-node (objects.ts, watch.ts, exec.ts, forward.ts); unit tests use recording fakes
  * (../testing/fake-kube.ts). Nothing outside kube/ sees client-node's API classes.
  * @module
@@ -11,6 +11,7 @@ import type { CoreV1Event, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/cl
 import type { KubeClient } from './client.js';
 import { execInContainer, type ExecOptions, type ExecResult } from './exec.js';
 import { openForward, type ForwardTarget, type OpenForwardOptions, type PortForwardSession } from './forward.js';
+import { eventWriter, type EventRecord } from './events.js';
 import { createPod, createPvc, deletePod, deletePvc, getPod, getPvc, listPods, listPvcs } from './objects.js';
 import type { CreateOptions, DeleteOutcome, DeletePreconditions, Listing } from './objects.js';
 import { watchEvents, watchPod, watchPods, watchPvc, type ObjectEvent, type WatchOptions } from './watch.js';
@@ -53,11 +54,20 @@ export interface KubePortForward {
   open(target: ForwardTarget, opts?: OpenForwardOptions): Promise<PortForwardSession>;
 }
 
+/**
+ * Writes an Event (events.k8s.io/v1) about one of the executor's objects; rejects with a
+ * KubeApiError (`Forbidden` when the Role lacks `create` on events.k8s.io events).
+ */
+export interface KubeEvents {
+  create(record: EventRecord, signal: AbortSignal): Promise<void>;
+}
+
 /** Everything the executor does to a cluster. */
 export interface KubePorts {
   readonly objects: KubeObjects;
   readonly exec: KubeExec;
   readonly forward: KubePortForward;
+  readonly events: KubeEvents;
 }
 
 /** The ports over a real client. */
@@ -80,5 +90,6 @@ export function kubePorts(client: KubeClient): KubePorts {
     objects,
     exec: { exec: (opts) => execInContainer(client, opts) },
     forward: { open: (target, opts) => openForward(client, target, opts) },
+    events: { create: eventWriter(client) },
   };
 }

@@ -10,10 +10,11 @@ import type { Logger } from '../../../shared/logger.js';
 import type { CreateInstanceRequest, StageEvent } from '../../executor.js';
 import { REASON, reportStage, runStage } from '../../launch-kit/index.js';
 import type { AgentctlArtifacts } from '../artifacts.js';
+import { launchFailedEvent, launchSecrets, type EventRecorder } from '../event-recorder.js';
 import { createNonceDigest, type ProbeResult, type ResourceIdentity } from '../compose/index.js';
 import { ANNOTATION } from '../constants.js';
 import type { FetchLike } from '../../../agentctl-client/index.js';
-import type { KubePorts } from '../kube/index.js';
+import type { EventObjectRef, KubePorts } from '../kube/index.js';
 import { encodeKubernetesMetadata, type KubernetesMetadata } from '../metadata.js';
 import type { KubernetesConnection, KubernetesProfile } from '../types.js';
 
@@ -33,6 +34,8 @@ interface KubeLaunchEnv {
   random: (size: number) => Uint8Array;
   /** Stamped on every Pod and PVC created (annotation `berth.dev/installation`; see sweep.ts); null: none. */
   installationId: string | null;
+  /** Kubernetes Events about the session's objects (best effort). */
+  events: EventRecorder;
 }
 
 export const defaultRandom = (size: number): Uint8Array => randomBytes(size);
@@ -98,6 +101,24 @@ export class KubeLaunchState {
   /** Reports a stage event (a listener that throws is ignored). */
   report(event: Omit<StageEvent, 'at'>): void {
     reportStage(this.req.onStage, event);
+  }
+
+  /**
+   * Writes the LaunchFailed Event of `err` (its stage and reason) on the Pod this launch created,
+   * else on its claim; none when neither exists. Call it before the rollback deletes them. Best
+   * effort and bounded (event-recorder.ts): it never throws.
+   */
+  async recordFailure(err: unknown, aftermath: string): Promise<void> {
+    const regarding = this.#failureSubject();
+    if (regarding === null) return;
+    await this.env.events.emit(launchFailedEvent(regarding, this.identity.sessionId, err, aftermath), launchSecrets(this.req));
+  }
+
+  #failureSubject(): EventObjectRef | null {
+    if (this.createdPod) return { kind: 'Pod', namespace: this.namespace, ...this.createdPod };
+    const name = this.pvc?.metadata?.name;
+    const uid = this.pvc?.metadata?.uid;
+    return name && uid ? { kind: 'PersistentVolumeClaim', namespace: this.namespace, name, uid } : null;
   }
 
   /**

@@ -1,7 +1,8 @@
 /**
  * A fresh launch: storage → pod_ready → bootstrap → agentctl_connect, each stage timed and
  * reported, every side effect checkpointed at once; on any failure the rollback deletes exactly
- * what this launch created (by UID, Pod before PVC) and only then releases the provisional row.
+ * what this launch created (by UID, Pod before PVC) and only then releases the provisional row;
+ * before it, the failure is written as a Kubernetes Event on the Pod (else the PVC).
  * The connect starts while the bootstrap still runs prepare.sh (start-pod.ts); its stage awaits it.
  * @module
  */
@@ -32,6 +33,7 @@ export async function freshLaunch(l: KubeLaunchState): Promise<ExecutorInstance>
     return buildInstance(l, connected, { authToken: connected.token, bootstrapNonce: nonce }, true, pod.agentctlCommand);
   } catch (err) {
     pod.abandon();
+    await l.recordFailure(err, 'Berth deletes what this launch created.');
     throw await rollback(l, err);
   } finally {
     pod.close();

@@ -2,7 +2,8 @@
  * A recorded instance brought back: reconnect to its running Pod (recorded token, or a fresh nonce
  * written into the Pod when agentctl restarted), or — after a stop, or when the Pod is gone — a new
  * Pod under the recorded name with a fresh nonce, built from the recorded profile snapshot on the
- * same claim, bootstrapped without a clone (the workspace is as the agent left it). Every nonce is
+ * same claim, bootstrapped without a clone (the workspace is as the agent left it); a replacement
+ * is written as Kubernetes Events on the old Pod (while it exists) and on the new one. Every nonce is
  * used once, by one agentctl, and the one traded last is what gets recorded. A same-name Pod with
  * another UID is never touched.
  * @module
@@ -13,6 +14,8 @@ import { INIT_STAGE, LaunchError, REASON, Rollback } from '../../launch-kit/inde
 import { META, STAGE } from '../constants.js';
 import { ownershipLabelProblems, ownershipLabels } from '../compose/index.js';
 import { deleteAll, deleteEach } from '../cleanup.js';
+import { launchSecrets, replacedEvent, replacingEvent } from '../event-recorder.js';
+import type { EventObjectRef } from '../kube/index.js';
 import { pendingTarget } from '../pending.js';
 import { POD_AGENTCTL } from '../artifacts.js';
 import { reconnect } from './connect.js';
@@ -54,11 +57,16 @@ export async function reviveLaunch(l: KubeLaunchState, opts: ReviveOptions): Pro
   }
   // Say why before the new Pod's stages run: a replacement is no silent relaunch.
   if (opts.explainReplacement) l.report({ stage: STAGE.podReady, status: 'waiting', reason: gone.reason, message: `${gone.message}; creating a new one on the same volume` });
+  const old: EventObjectRef | null = l.meta.podUid === null ? null : { kind: 'Pod', namespace: l.namespace, name: l.meta.podName, uid: l.meta.podUid };
   if (pod !== undefined && pod.metadata?.uid === l.meta.podUid) {
-    // our Pod, but failed or finishing: it goes first (verified by UID and labels)
+    // our Pod, but failed or finishing: it goes first (verified by UID and labels), its Event before it
+    if (old !== null) await l.env.events.emit(replacingEvent(old, l.identity.sessionId, gone), launchSecrets(l.req));
     await deleteAll(l.kube.objects, [{ kind: 'Pod', namespace: l.namespace, name: l.meta.podName, uid: l.meta.podUid ?? '', labels: ownershipLabels(l.identity) }], AbortSignal.timeout(60_000), 'refuse');
   }
   const instance = await replace(l);
+  if (old !== null && l.createdPod !== null) {
+    await l.env.events.emit(replacedEvent({ kind: 'Pod', namespace: l.namespace, ...l.createdPod }, old, l.identity.sessionId, gone), launchSecrets(l.req));
+  }
   return { ...instance, replaced: { reason: gone.reason, message: gone.message, at: noticedAt } };
 }
 
@@ -126,6 +134,7 @@ async function replace(l: KubeLaunchState): Promise<ExecutorInstance> {
     return buildInstance(l, connected, { authToken: connected.token, bootstrapNonce: nonce }, true, pod.agentctlCommand);
   } catch (err) {
     pod.abandon();
+    await l.recordFailure(err, 'Berth deletes the new Pod; the workspace volume is kept.');
     // A failed resume removes the Pod it created (the claim and the row stay: resume again).
     const rb = new Rollback();
     if (l.createdPod) rb.record(...(await deleteEach(l.kube.objects, [{ kind: 'Pod', namespace: l.namespace, ...l.createdPod, labels: null }], rb.signal)));

@@ -7,11 +7,13 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { CreateInstanceRequest, ExecutorInstance, InstanceSecrets, RuntimeCheckpoint, StageEvent, StopTarget } from '../../executor.js';
+import type { Logger } from '../../../shared/logger.js';
 import { resourceNames } from '../compose/index.js';
 import { encodeProfileSnapshot, parseKubernetesProfile } from '../config/index.js';
 import { KubernetesExecutor } from '../executor.js';
 import { PROFILE_SETTING } from '../stop.js';
 import type { KubernetesProfile, WorkspaceMode } from '../types.js';
+import { FakeKubeEvents } from './fake-events.js';
 import { FakeKubeObjects } from './fake-kube.js';
 import { FakeAgentctl, FakeExec } from './fake-pod-io.js';
 
@@ -48,6 +50,7 @@ interface Recorded {
 
 export class KubeHarness {
   readonly objects = new FakeKubeObjects();
+  readonly events = new FakeKubeEvents();
   readonly agentctl = new FakeAgentctl(this.objects);
   readonly exec = new FakeExec(this.objects, this.agentctl);
   readonly executor: KubernetesExecutor;
@@ -58,7 +61,7 @@ export class KubeHarness {
   failRelease: Error | null = null;
   profile: KubernetesProfile;
 
-  constructor(opts: { profile?: KubernetesProfile } = {}) {
+  constructor(opts: { profile?: KubernetesProfile; logger?: Logger } = {}) {
     this.profile = opts.profile ?? testProfile();
     // the "agentctl bundle" is this very file: its bytes go nowhere but the fake exec
     const self = fileURLToPath(import.meta.url);
@@ -67,7 +70,8 @@ export class KubeHarness {
       connection: { authMode: 'kubeconfig', kubeconfigPath: null, kubeContext: null, namespace: NAMESPACE, requestTimeoutSeconds: 30 },
       artifacts: { bundle: self, sea: self },
       installationId: 'install-1',
-      kube: { objects: this.objects, exec: this.exec, forward: this.agentctl },
+      ...(opts.logger ? { logger: opts.logger } : {}),
+      kube: { objects: this.objects, exec: this.exec, forward: this.agentctl, events: this.events },
       fetch: this.agentctl.fetch,
     });
   }
