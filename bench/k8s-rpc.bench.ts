@@ -103,15 +103,15 @@ async function podCpuWeight(c: Controller, id: string): Promise<string> {
 }
 
 /** The bearer token and instance id the controller holds for the session (from its own inventory; never printed). */
-function agentctlAccess(dataDir: string, id: string): { token: string; instanceId: string } {
+async function agentctlAccess(dataDir: string, id: string): Promise<{ token: string; instanceId: string }> {
   const store = InventoryStore.open({ dataDir });
   try {
-    const row = store.getRuntime(id);
+    const row = await store.getRuntime(id);
     const ref = row?.secretRefs[SECRET_REF.authToken];
     if (!row || !ref) throw new Error(`session ${id}: no runtime row or auth token reference`);
-    return { token: store.revealSecret(ref), instanceId: row.instanceId };
+    return { token: await store.revealSecret(ref), instanceId: row.instanceId };
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -134,7 +134,7 @@ async function main(): Promise<void> {
     const v = await launchReady(c, { executor: 'k8s', env: FAST_AGENT_ENV });
     const { files } = await c.workspace(v.id);
     for (const f of FILES) await files.writeFile(f.path, randomBytes(f.bytes));
-    const access = agentctlAccess(h.dataDir, v.id);
+    const access = await agentctlAccess(h.dataDir, v.id);
     const pod = (await h.core.listNamespacedPod({ namespace: h.ns.name, labelSelector: `berth.dev/session-id=${v.id}` })).items[0];
     podQos = pod?.status?.qosClass ?? 'unknown';
     podCpu = await podCpuWeight(c, v.id);

@@ -19,6 +19,7 @@ import { ConfigFileError } from './errors.js';
 import { resolveKubernetesConnection, resolveKubernetesProfile } from './kubernetes.js';
 import { resolveSandboxPaths } from './sandbox-paths.js';
 import { ConfigFileSchema } from './schema.js';
+import { resolveStore, type StoreConfig } from './store.js';
 
 const CONFIG_FILE = 'berth.yaml';
 const BUILTIN_EXECUTOR = 'local';
@@ -79,6 +80,8 @@ export interface ResolvedConfig {
   executors: Readonly<Record<string, ExecutorConfig>>;
   profiles: Readonly<Record<string, ProfileConfig>>;
   agents: Readonly<Record<string, AgentProfile>>;
+  /** Where the inventory lives (`store:`); `{ backend: 'sqlite' }` unless configured. */
+  store: StoreConfig;
 }
 
 interface LoadConfigOptions {
@@ -195,7 +198,7 @@ export function resolveConfig(raw: unknown, opts: { source: string | null; insta
   if (direct !== null) throw new ConfigFieldError('defaults.executor', direct, opts.source);
   if (!ownValue(agents, defaults.agent)) throw new ConfigFieldError('defaults.agent', 'must name an entry of agents', opts.source);
 
-  return { source: opts.source, defaults, executors, profiles, agents };
+  return { source: opts.source, defaults, executors, profiles, agents, store: resolveStore(cfg.store, opts.source) };
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { ENV_NAME } from '../shared/env-name.js';
+import { StoreSchema } from './store.js';
 
 const NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
@@ -149,4 +150,6 @@ export const ConfigFileSchema = z.strictObject({
   executors: z.record(nameKey, ExecutorSchema).optional(),
   profiles: z.record(nameKey, ProfileSchema).optional(),
   agents: z.record(nameKey, AgentSchema).optional(),
+  /** Where the inventory lives (store.ts). */
+  store: StoreSchema.optional(),
 });

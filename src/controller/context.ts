@@ -4,7 +4,7 @@
  */
 import { resolveProfile, type ResolvedConfig } from '../config/index.js';
 import type { Executor, ExecutorProfileSnapshot } from '../executors/executor.js';
-import type { InventoryStore, SessionRecord } from '../inventory/index.js';
+import type { Inventory, SessionRecord } from '../inventory/index.js';
 import type { KeyedLock } from '../shared/locks.js';
 import type { Logger } from '../shared/logger.js';
 import type { SessionEvents } from './events.js';
@@ -13,7 +13,7 @@ import type { LiveSessions } from './live.js';
 import type { SessionError, SessionState } from './service.js';
 
 export interface ManagerContext {
-  store: InventoryStore;
+  store: Inventory;
   config: ResolvedConfig;
   /** Executor instances by config entry name (only implemented types). */
   executors: ReadonlyMap<string, Executor>;
@@ -51,8 +51,8 @@ export function secretIds(instanceId: string): { authToken: string; bootstrapNon
 }
 
 /** Writes a session state (+ error) and emits the state event. */
-export function setSessionState(ctx: ManagerContext, sessionId: string, state: SessionState, error: SessionError | null, extra: { workspacePath?: string | null } = {}): void {
-  const updated = ctx.store.updateSession(sessionId, { state, error, ...extra });
+export async function setSessionState(ctx: ManagerContext, sessionId: string, state: SessionState, error: SessionError | null, extra: { workspacePath?: string | null } = {}): Promise<void> {
+  const updated = await ctx.store.updateSession(sessionId, { state, error, ...extra });
   if (!updated) return;
   ctx.events.emit({ type: 'state', sessionId, state, error, at: updated.updatedAt });
 }

@@ -7,6 +7,7 @@
  */
 import { isAgentctlHttpError, type InstanceClient } from '../agentctl-client/index.js';
 import { LIMITS, type PermissionRequestInfo } from '../protocol/index.js';
+import type { SessionRecord } from '../inventory/index.js';
 import type { LiveAccess } from './live-access.js';
 import { LaunchValidationError, SessionStateError, type AgentEventPage, type ApproveRequest, type ApproveResult } from './service.js';
 import { toView } from './views.js';
@@ -33,7 +34,7 @@ export class ConversationOps {
   async send(id: string, data: string | Uint8Array, opts: { eof?: boolean }): Promise<void> {
     const text = typeof data === 'string' ? data : new TextDecoder().decode(data);
     const line = text.endsWith('\n') ? text.slice(0, -1) : text;
-    if (opts.eof === true) throw this.#conflict(id, 'close the input of', "an ACP agent's stdin carries the protocol; end a turn with berth cancel, the agent with berth stop");
+    if (opts.eof === true) throw this.#conflict(await this.#access.require(id), 'close the input of', "an ACP agent's stdin carries the protocol; end a turn with berth cancel, the agent with berth stop");
     if (line.trim() === '') throw new LaunchValidationError('data', 'must not be empty: for an ACP agent each send is a new turn');
     await this.#withAcp(id, 'send a turn to', (acp, processId) => acp.prompt(processId, line));
   }
@@ -48,7 +49,7 @@ export class ConversationOps {
       const request = answer.requestId === undefined ? pending[0] : pending.find((p) => p.id === answer.requestId);
       if (request === undefined) {
         const which = answer.requestId === undefined ? 'no permission request is pending' : `no permission request '${answer.requestId}' is pending (pending: ${pending.map((p) => p.id).join(', ') || 'none'})`;
-        throw this.#conflict(id, 'answer a permission request of', which);
+        throw this.#conflict(await this.#access.require(id), 'answer a permission request of', which);
       }
       const decision = answer.deny === true ? 'deny' : 'allow';
       const always = answer.always === true;
@@ -70,8 +71,8 @@ export class ConversationOps {
   }
 
   /** Whether session `id` runs an ACP agent (as recorded at launch). */
-  isAcp(id: string): boolean {
-    return this.#access.require(id).request.protocol === 'acp';
+  async isAcp(id: string): Promise<boolean> {
+    return (await this.#access.require(id)).request.protocol === 'acp';
   }
 
   /**
@@ -80,24 +81,26 @@ export class ConversationOps {
    * naming the session.
    */
   async #withAcp<T>(id: string, action: string, fn: (acp: AcpCalls, processId: string) => Promise<T>): Promise<T> {
-    const record = this.#access.require(id);
+    const record = await this.#access.require(id);
     if (record.request.protocol !== 'acp') {
-      throw this.#conflict(id, action, `its agent '${record.agent}' is not an ACP agent (protocol: acp); berth send writes to its stdin`);
+      throw this.#conflict(record, action, `its agent '${record.agent}' is not an ACP agent (protocol: acp); berth send writes to its stdin`);
     }
     try {
       const { value } = await this.#access.withLive(id, action, (live) => {
-        if (live.agentProcessId === null) throw this.#conflict(id, action, 'its agent is not running');
+        if (live.agentProcessId === null) throw this.#conflict(record, action, 'its agent is not running');
         return fn(live.instance.client.acp, live.agentProcessId);
       });
       return value;
     } catch (err) {
-      if (isAgentctlHttpError(err) && err.status === 409) throw this.#conflict(id, action, err.serverMessage);
+      if (isAgentctlHttpError(err) && err.status === 409) throw this.#conflict(await this.#access.require(id), action, err.serverMessage);
       throw err;
     }
   }
 
-  #conflict(id: string, action: string, why: string): SessionStateError {
-    const state = toView(this.#access.require(id), undefined).state;
+  /** `record`: the session as last read (its state is named in the error). */
+  #conflict(record: SessionRecord, action: string, why: string): SessionStateError {
+    const { id } = record;
+    const state = toView(record, undefined).state;
     return new SessionStateError(id, state, action, why, `cannot ${action} session '${id}': ${why}`);
   }
 }

@@ -33,9 +33,9 @@ export function resolveSecretEnv(ctx: ManagerContext, session: SessionRecord): R
 }
 
 /** The clone credential the session stored (encrypted) at launch. */
-export function revealRepoCredentials(ctx: ManagerContext, sessionId: string): RepositoryCredentials {
+export async function revealRepoCredentials(ctx: ManagerContext, sessionId: string): Promise<RepositoryCredentials> {
   try {
-    return decodeRepoCredentials(ctx.store.revealSecret(repoCredentialId(sessionId)));
+    return decodeRepoCredentials(await ctx.store.revealSecret(repoCredentialId(sessionId)));
   } catch (err) {
     throw new LaunchError(INIT_STAGE, 'CredentialsMissing', `repository.url: the stored credential of session ${sessionId} cannot be read (remove the session and launch again)`, {
       cause: err,
@@ -44,11 +44,11 @@ export function revealRepoCredentials(ctx: ManagerContext, sessionId: string): R
 }
 
 /** The agentctl token and nonce a runtime row refers to. */
-export function revealInstanceSecrets(ctx: ManagerContext, row: RuntimeRecord): InstanceSecrets {
+export async function revealInstanceSecrets(ctx: ManagerContext, row: RuntimeRecord): Promise<InstanceSecrets> {
   const authId = row.secretRefs[SECRET_REF.authToken];
   const nonceId = row.secretRefs[SECRET_REF.bootstrapNonce];
   if (authId === undefined || nonceId === undefined) {
     throw new LaunchError(INIT_STAGE, 'SecretsMissing', `runtime row of session ${row.sessionId} has no agentctl secrets (remove the session and launch again)`);
   }
-  return { authToken: ctx.store.revealSecret(authId), bootstrapNonce: ctx.store.revealSecret(nonceId) };
+  return { authToken: await ctx.store.revealSecret(authId), bootstrapNonce: await ctx.store.revealSecret(nonceId) };
 }

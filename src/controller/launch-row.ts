@@ -4,7 +4,7 @@
  * compare-and-swap release deletes (spec §4.1).
  * @module
  */
-import type { InventoryStore, RuntimeRecord } from '../inventory/index.js';
+import type { Inventory, RuntimeRecord } from '../inventory/index.js';
 import { withAgent } from './runtime-metadata.js';
 import type { StageRecord } from './service.js';
 
@@ -15,7 +15,7 @@ export class LaunchRow {
   #last: RuntimeRecord | null;
 
   constructor(
-    private readonly store: InventoryStore,
+    private readonly store: Inventory,
     private readonly owner: { sessionId: string; instanceId: string; executor: string; kind: 'fresh' | 'revive' },
     /** The row a revive starts from; null for a fresh launch. */
     recorded: RuntimeRecord | null,
@@ -40,14 +40,14 @@ export class LaunchRow {
     return this.#last?.secretRefs ?? {};
   }
 
-  write(state: string, metadata: Record<string, string>, secretRefs: Record<string, string>): void {
+  async write(state: string, metadata: Record<string, string>, secretRefs: Record<string, string>): Promise<void> {
     const { sessionId, instanceId, executor, kind } = this.owner;
-    this.#last = this.store.upsertRuntime({ sessionId, instanceId, executor, state, metadata: { ...metadata, [LAUNCH_KIND_KEY]: kind }, stages: this.stages(), secretRefs });
+    this.#last = await this.store.upsertRuntime({ sessionId, instanceId, executor, state, metadata: { ...metadata, [LAUNCH_KIND_KEY]: kind }, stages: this.stages(), secretRefs });
   }
 
   /** Rewrites the `ready` row with the agent it runs (and why it is lost, or null). */
-  writeAgent(agentId: string, lostReason: string | null): void {
-    this.write('ready', withAgent(this.metadata, agentId, lostReason), this.secretRefs);
+  writeAgent(agentId: string, lostReason: string | null): Promise<void> {
+    return this.write('ready', withAgent(this.metadata, agentId, lostReason), this.secretRefs);
   }
 
   /** Takes `row` (written by someone else, e.g. back to `ready`) as the row last written. */
@@ -56,14 +56,14 @@ export class LaunchRow {
   }
 
   /** Compare-and-swap delete of the row this launch wrote. */
-  release(): void {
-    if (this.#last !== null) this.store.releaseRuntime(this.owner.sessionId, this.owner.instanceId, this.#last.updatedAt);
+  async release(): Promise<void> {
+    if (this.#last !== null) await this.store.releaseRuntime(this.owner.sessionId, this.owner.instanceId, this.#last.updatedAt);
     this.#last = null;
   }
 
   /** Sets the row back to `stopped`, if it is still this instance's. */
-  markStopped(): void {
-    const row = this.store.getRuntime(this.owner.sessionId);
-    if (row && row.instanceId === this.owner.instanceId) this.#last = this.store.upsertRuntime({ ...row, state: 'stopped', stages: this.stages() });
+  async markStopped(): Promise<void> {
+    const row = await this.store.getRuntime(this.owner.sessionId);
+    if (row && row.instanceId === this.owner.instanceId) this.#last = await this.store.upsertRuntime({ ...row, state: 'stopped', stages: this.stages() });
   }
 }

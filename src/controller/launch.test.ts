@@ -17,11 +17,32 @@ function setup(script: Partial<FakeScript> = {}, secrets: Record<string, string>
   const executor = new FakeExecutor({ script });
   t = testContext({ executors: [executor], secrets });
   const { ctx, store } = t;
-  // the row's state as each checkpoint is reached: the inventory's order, not just the hook's
+  // the row's state as each checkpoint is reached: the inventory's order, not just the hook's (the
+  // hook is synchronous, so it reads the state of the last write the store had acknowledged)
+  const acknowledged = new Map<string, string>();
+  const overrides: Partial<typeof store> = {
+    upsertRuntime: async (...args) => {
+      const row = await store.upsertRuntime(...args);
+      acknowledged.set(row.sessionId, row.state);
+      return row;
+    },
+    releaseRuntime: async (...args) => {
+      await store.releaseRuntime(...args);
+      acknowledged.delete(args[0]);
+    },
+  };
+  ctx.store = new Proxy(store, {
+    get: (target, prop) => {
+      const own = (overrides as Record<PropertyKey, unknown>)[prop];
+      if (own !== undefined) return own;
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
   const rowAt: string[] = [];
   ctx.hooks.onCheckpoint = (name, sessionId) => {
     t?.checkpoints.push(name);
-    rowAt.push(`${name}:${store.getRuntime(sessionId)?.state ?? '-'}`);
+    rowAt.push(`${name}:${acknowledged.get(sessionId) ?? '-'}`);
   };
   return { ...t, executor, rowAt };
 }
@@ -46,7 +67,7 @@ function states(events: SessionEvent[]): string[] {
 describe('SessionLaunch: a fresh launch', () => {
   it('reports every stage in order, the executor’s then the agent’s, and ends ready', async () => {
     const c = setup();
-    const session = insertTestSession(c.store);
+    const session = await insertTestSession(c.store);
     await launch(c, session).run();
     expect(stageTrail(c.events)).toEqual([
       'workspace:running',
@@ -59,14 +80,14 @@ describe('SessionLaunch: a fresh launch', () => {
       'agent_start:succeeded',
     ]);
     expect(states(c.events)).toEqual(['ready']);
-    const view = c.store.getSession(session.id);
+    const view = await c.store.getSession(session.id);
     expect(view).toMatchObject({ state: 'ready', error: null, workspacePath: '/fake/workspace' });
     expect(view?.stages.map((s) => `${s.name}:${s.status}`)).toEqual(['workspace:succeeded', 'agentctl_start:succeeded', 'agentctl_connect:succeeded', 'agent_start:succeeded']);
   });
 
   it('writes the checkpoints in order: the executor’s, then the secrets, then the ready row, then the agent', async () => {
     const c = setup();
-    const session = insertTestSession(c.store);
+    const session = await insertTestSession(c.store);
     await launch(c, session).run();
     expect(c.rowAt).toEqual([
       'workspace_created:workspace_created',
@@ -77,16 +98,16 @@ describe('SessionLaunch: a fresh launch', () => {
       'ready:ready',
       'agent_started:ready',
     ]);
-    const row = c.store.getRuntime(session.id);
+    const row = await c.store.getRuntime(session.id);
     const ids = secretIds(row?.instanceId ?? '');
     expect(row?.metadata).toMatchObject({ [FAKE_CREATED_KEY]: 'workspace,agentctl_start,agentctl_connect', launch_kind: 'fresh', agent_process_id: 'agent-1' });
     expect(row?.secretRefs).toEqual({ [SECRET_REF.authToken]: ids.authToken, [SECRET_REF.bootstrapNonce]: ids.bootstrapNonce });
-    expect(c.store.revealSecret(ids.authToken)).toBe('token-1');
+    expect(await c.store.revealSecret(ids.authToken)).toBe('token-1');
   });
 
   it('hands the executor the session’s identity, repository, env and secret values, and starts the agent once', async () => {
     const c = setup({}, { API_KEY: 'secret-value' });
-    const session = insertTestSession(c.store, { secretEnv: ['API_KEY'] });
+    const session = await insertTestSession(c.store, { secretEnv: ['API_KEY'] });
     await launch(c, session).run();
     const [create] = c.executor.callsOf('createInstance');
     const instanceId = create?.req.identity.instanceId ?? '';
@@ -106,12 +127,12 @@ describe('SessionLaunch: a fresh launch', () => {
 describe('SessionLaunch: a failed launch ends in one rollback', () => {
   it.each(LOCAL_LIKE_STAGES.map((s) => s.stage))('a failure in the executor’s %s stage: the executor’s own rollback, the row released, the session failed there', async (stage) => {
     const c = setup({ failAt: stage, failure: new Error('disk full') });
-    const session = insertTestSession(c.store);
+    const session = await insertTestSession(c.store);
     await launch(c, session).run();
     expect(c.executor.callsOf('rollback')).toEqual([{ op: 'rollback', errors: [], released: true }]);
     expect(c.executor.callsOf('stopInstance')).toEqual([]);
-    expect(c.store.getRuntime(session.id)).toBeNull();
-    expect(c.store.getSession(session.id)).toMatchObject({ state: 'failed', error: { stage, message: `${stage}: disk full` } });
+    expect(await c.store.getRuntime(session.id)).toBeNull();
+    expect(await c.store.getSession(session.id)).toMatchObject({ state: 'failed', error: { stage, message: `${stage}: disk full` } });
     const trail = stageTrail(c.events);
     expect(trail.at(-1)).toBe(`${stage}:failed:Error`);
     expect(trail.filter((s) => s.endsWith(':failed:Error'))).toHaveLength(1);
@@ -120,7 +141,7 @@ describe('SessionLaunch: a failed launch ends in one rollback', () => {
 
   it('a failure in the agent_start stage: the controller stops and destroys the instance once, and removes its secrets and row', async () => {
     const c = setup({ startProcessError: new Error('exec format error') });
-    const session = insertTestSession(c.store);
+    const session = await insertTestSession(c.store);
     await launch(c, session).run();
     const stops = c.executor.callsOf('stopInstance');
     expect(stops).toHaveLength(1);
@@ -129,72 +150,72 @@ describe('SessionLaunch: a failed launch ends in one rollback', () => {
     expect(c.executor.callsOf('rollback')).toEqual([]);
     expect(c.executor.ops().slice(-2)).toEqual(['stopInstance', 'instanceClose']);
     const instanceId = c.executor.callsOf('createInstance')[0]?.req.identity.instanceId ?? '';
-    expect(c.store.getRuntime(session.id)).toBeNull();
-    expect(() => c.store.revealSecret(secretIds(instanceId).authToken)).toThrow();
+    expect(await c.store.getRuntime(session.id)).toBeNull();
+    await expect(c.store.revealSecret(secretIds(instanceId).authToken)).rejects.toThrow();
     expect(c.ctx.live.get(session.id)).toBeUndefined();
-    expect(c.store.getSession(session.id)).toMatchObject({ state: 'failed', error: { stage: 'agent_start', message: 'agent_start: exec format error' } });
+    expect(await c.store.getSession(session.id)).toMatchObject({ state: 'failed', error: { stage: 'agent_start', message: 'agent_start: exec format error' } });
     expect(stageTrail(c.events).at(-1)).toBe('agent_start:failed:Error');
   });
 
   it('a failure before the executor is asked (a secret serve does not have): nothing to roll back', async () => {
     const c = setup();
-    const session = insertTestSession(c.store, { secretEnv: ['MISSING'] });
+    const session = await insertTestSession(c.store, { secretEnv: ['MISSING'] });
     await launch(c, session).run();
     expect(c.executor.ops()).toEqual([]);
-    expect(c.store.getSession(session.id)).toMatchObject({ state: 'failed', error: { stage: INIT_STAGE, message: 'secretEnv.MISSING: is not set in the controller environment' } });
+    expect(await c.store.getSession(session.id)).toMatchObject({ state: 'failed', error: { stage: INIT_STAGE, message: 'secretEnv.MISSING: is not set in the controller environment' } });
   });
 
   it('an executor that is not configured fails the session at initialize', async () => {
     const c = setup();
-    const session = insertTestSession(c.store);
+    const session = await insertTestSession(c.store);
     await new SessionLaunch(c.ctx, session, { kind: 'fresh' }, 'gone', new AbortController().signal).run();
-    expect(c.store.getSession(session.id)).toMatchObject({ state: 'failed', error: { stage: INIT_STAGE, message: "executor 'gone' is not available" } });
+    expect(await c.store.getSession(session.id)).toMatchObject({ state: 'failed', error: { stage: INIT_STAGE, message: "executor 'gone' is not available" } });
   });
 });
 
 describe('SessionLaunch: rollback errors ride along', () => {
   it('the executor’s rollback errors are on the session’s error, and its row is kept for the next cleanup', async () => {
     const c = setup({ failAt: 'agentctl_start', failure: new LaunchError('agentctl_start', 'AgentctlUnhealthy', 'agentctl_start: no port'), rollbackErrors: [new Error('delete pvc: forbidden')] });
-    const session = insertTestSession(c.store);
+    const session = await insertTestSession(c.store);
     await launch(c, session).run();
     expect(c.executor.callsOf('rollback')).toHaveLength(1);
     expect(c.executor.callsOf('rollback')[0]?.released).toBe(false);
-    expect(c.store.getRuntime(session.id)?.state).toBe('workspace_created');
-    expect(c.store.getSession(session.id)?.error).toEqual({ stage: 'agentctl_start', message: 'agentctl_start: no port (and rollback failed: delete pvc: forbidden)' });
+    expect((await c.store.getRuntime(session.id))?.state).toBe('workspace_created');
+    expect((await c.store.getSession(session.id))?.error).toEqual({ stage: 'agentctl_start', message: 'agentctl_start: no port (and rollback failed: delete pvc: forbidden)' });
     expect(stageTrail(c.events).at(-1)).toBe('agentctl_start:failed:AgentctlUnhealthy');
   });
 
   it('the controller’s rollback errors are on the session’s error and a diagnostic; the secrets and row stay', async () => {
     const c = setup({ startProcessError: new Error('no such file'), stopError: new Error('stop: agentctl unreachable') });
-    const session = insertTestSession(c.store);
+    const session = await insertTestSession(c.store);
     await launch(c, session).run();
     expect(c.executor.callsOf('stopInstance')).toHaveLength(1);
-    expect(c.store.getSession(session.id)?.error).toEqual({ stage: 'agent_start', message: 'agent_start: no such file (and rollback failed: stop: agentctl unreachable)' });
+    expect((await c.store.getSession(session.id))?.error).toEqual({ stage: 'agent_start', message: 'agent_start: no such file (and rollback failed: stop: agentctl unreachable)' });
     expect(diagnostics(c.events)).toContainEqual({ reason: REASON.rollbackIncomplete, message: 'stop: agentctl unreachable' });
-    const row = c.store.getRuntime(session.id);
+    const row = await c.store.getRuntime(session.id);
     expect(row?.state).toBe('ready');
-    expect(c.store.revealSecret(secretIds(row?.instanceId ?? '').authToken)).toBe('token-1');
+    expect(await c.store.revealSecret(secretIds(row?.instanceId ?? '').authToken)).toBe('token-1');
   });
 });
 
 describe('SessionLaunch: a revive', () => {
   async function readySession(script: Partial<FakeScript> = {}) {
     const c = setup(script);
-    const session = insertTestSession(c.store);
+    const session = await insertTestSession(c.store);
     await launch(c, session).run();
-    const row = c.store.getRuntime(session.id);
+    const row = await c.store.getRuntime(session.id);
     if (row === null) throw new Error('no row');
     c.events.length = 0;
     c.checkpoints.length = 0;
     c.rowAt.length = 0;
-    return { c, session: c.store.getSession(session.id) ?? session, row };
+    return { c, session: await c.store.getSession(session.id) ?? session, row };
   }
 
   it('a resume hands the executor the recorded row and secrets, keeps the secret references and starts the agent again', async () => {
     const { c, session, row } = await readySession();
     c.executor.processes[0] = fakeProcess('agent-1', 'agent', 'exited');
     c.ctx.live.take(session.id);
-    c.store.upsertRuntime({ ...row, state: 'stopped' });
+    await c.store.upsertRuntime({ ...row, state: 'stopped' });
     c.executor.script.revived = true;
     await launch(c, session, { kind: 'revive', row: { ...row, state: 'stopped' }, intent: 'resume' }).run();
     const create = c.executor.callsOf('createInstance')[1];
@@ -202,10 +223,10 @@ describe('SessionLaunch: a revive', () => {
     expect(create?.req.releaseRuntimeInventory).toBeUndefined();
     expect(create?.req.identity.instanceId).toBe(row.instanceId);
     expect(c.rowAt.slice(0, 3)).toEqual(['workspace_created:workspace_created', 'agentctl_started:agentctl_started', 'agentctl_connected:agentctl_connected']);
-    const after = c.store.getRuntime(session.id);
+    const after = await c.store.getRuntime(session.id);
     expect(after).toMatchObject({ state: 'ready', instanceId: row.instanceId });
     expect(after?.metadata).toMatchObject({ launch_kind: 'revive', agent_process_id: 'agent-2' });
-    expect(c.store.getSession(session.id)?.state).toBe('ready');
+    expect((await c.store.getSession(session.id))?.state).toBe('ready');
   });
 
   it('a failed resume keeps its row, back at stopped when nothing runs; the executor rolled back once and released nothing', async () => {
@@ -214,8 +235,8 @@ describe('SessionLaunch: a revive', () => {
     c.executor.script = { ...c.executor.script, failAt: 'agentctl_connect', liveness: 'stopped' };
     await launch(c, session, { kind: 'revive', row, intent: 'resume' }).run();
     expect(c.executor.callsOf('rollback')).toEqual([{ op: 'rollback', errors: [], released: false }]);
-    expect(c.store.getRuntime(session.id)?.state).toBe('stopped');
-    expect(c.store.getSession(session.id)).toMatchObject({ state: 'failed', error: { stage: 'agentctl_connect' } });
+    expect((await c.store.getRuntime(session.id))?.state).toBe('stopped');
+    expect(await c.store.getSession(session.id)).toMatchObject({ state: 'failed', error: { stage: 'agentctl_connect' } });
   });
 
   it('a Pod replaced under a ready session: a pod_replaced stage says why and when, and the running agent starts again', async () => {
@@ -234,8 +255,8 @@ describe('SessionLaunch: a revive', () => {
     expect(diagnostics(c.events).map((d) => d.reason)).toEqual(['Replaced', 'AgentRestarted']);
     const fresh = c.ctx.live.get(session.id);
     expect(fresh?.agentProcessId).toBe('agent-2');
-    expect(c.store.getRuntime(session.id)?.metadata).toMatchObject({ agent_process_id: 'agent-2' });
-    expect(c.store.revealSecret(secretIds(row.instanceId).authToken)).toBe('token-2');
+    expect((await c.store.getRuntime(session.id))?.metadata).toMatchObject({ agent_process_id: 'agent-2' });
+    expect(await c.store.revealSecret(secretIds(row.instanceId).authToken)).toBe('token-2');
   });
 
   it('a replacement after the agent had exited does not run it again', async () => {
@@ -257,9 +278,9 @@ describe('SessionLaunch: a revive', () => {
     c.executor.script.refresh = { error: new LaunchError(INIT_STAGE, REASON.workspaceLost, 'the Pod is gone and its workspace was an emptyDir') };
     await expect(launch(c, session, { kind: 'revive', row, intent: 'reconnect' }).refresh(live)).rejects.toMatchObject({ reason: REASON.workspaceLost });
     expect(c.ctx.live.get(session.id)).toBeUndefined();
-    expect(c.store.getRuntime(session.id)?.state).toBe('stopped');
+    expect((await c.store.getRuntime(session.id))?.state).toBe('stopped');
     const message = `the Pod is gone and its workspace was an emptyDir; remove the session with berth rm ${session.id}`;
-    expect(c.store.getSession(session.id)).toMatchObject({ state: 'failed', error: { stage: INIT_STAGE, message } });
+    expect(await c.store.getSession(session.id)).toMatchObject({ state: 'failed', error: { stage: INIT_STAGE, message } });
     expect(diagnostics(c.events)).toContainEqual({ reason: REASON.workspaceLost, message });
   });
 });

@@ -38,6 +38,8 @@ function newInstanceId(sessionId: string): string {
 
 export class SessionLaunch {
   #stages: StageRecord[] = [];
+  /** The stage writes in flight, in order (the listener is synchronous; the store is not). */
+  #stageWrites: Promise<void> = Promise.resolve();
   readonly #row: LaunchRow;
   /** This launch's stage listener (for the kit's guarded stage runner and reports). */
   readonly #listener = (event: StageEvent): void => this.#onStage(event);
@@ -65,38 +67,38 @@ export class SessionLaunch {
     const { ctx } = this;
     const executor = ctx.executors.get(this.#executorName);
     ctx.events.resetReplay(this.#sessionId);
-    const before = ctx.store.updateSession(this.#sessionId, { stages: [], error: null });
+    const before = await ctx.store.updateSession(this.#sessionId, { stages: [], error: null });
     // launch() already announced `launching` for a new session; resume and recovery announce it here
-    if (before?.state !== 'launching' || this.mode.kind === 'revive') setSessionState(ctx, this.#sessionId, 'launching', null);
+    if (before?.state !== 'launching' || this.mode.kind === 'revive') await setSessionState(ctx, this.#sessionId, 'launching', null);
     if (!executor) {
-      this.#fail(new LaunchError(INIT_STAGE, 'ExecutorUnavailable', `executor '${this.#executorName}' is not available`));
+      await this.#fail(new LaunchError(INIT_STAGE, 'ExecutorUnavailable', `executor '${this.#executorName}' is not available`));
       return;
     }
     let instance: ExecutorInstance;
     try {
-      instance = await executor.createInstance(this.#createRequest());
+      instance = await executor.createInstance(await this.#createRequest());
     } catch (err) {
       // The executor has rolled back what it created. A revive keeps its row (resumable): back at
       // `stopped` when nothing runs, left `ready` when the instance still runs (a transient failure
       // to reach it must not record a running instance as stopped).
       if (this.mode.kind === 'revive') await this.#settleFailedRevive(this.mode.row);
-      this.#fail(err);
+      await this.#fail(err);
       return;
     }
     try {
       await this.#complete(instance);
     } catch (err) {
-      this.#fail(await this.#rollbackAfterConnect(instance, err));
+      await this.#fail(await this.#rollbackAfterConnect(instance, err));
     }
   }
 
   /** What the executor gets: the identity, repository, env, recorded profile and this launch's callbacks. */
-  #createRequest(): CreateInstanceRequest {
+  async #createRequest(): Promise<CreateInstanceRequest> {
     const { ctx, session } = this;
     const secretEnv = resolveSecretEnv(ctx, session);
-    const previous = this.mode.kind === 'revive' ? { metadata: this.mode.row.metadata, secrets: revealInstanceSecrets(ctx, this.mode.row) } : undefined;
+    const previous = this.mode.kind === 'revive' ? { metadata: this.mode.row.metadata, secrets: await revealInstanceSecrets(ctx, this.mode.row) } : undefined;
     // only a fresh launch clones; a revive keeps the workspace and needs no credential
-    const repositoryCredentials = this.mode.kind === 'fresh' && session.repository.credentials === true ? revealRepoCredentials(ctx, this.#sessionId) : undefined;
+    const repositoryCredentials = this.mode.kind === 'fresh' && session.repository.credentials === true ? await revealRepoCredentials(ctx, this.#sessionId) : undefined;
     return {
       identity: sessionIdentity(this.#sessionId, this.#instanceId),
       repository: repositorySpec(session),
@@ -108,7 +110,7 @@ export class SessionLaunch {
       onDiagnostic: (reason, message) => diagnostic(ctx, this.#sessionId, reason, sanitize(message)),
       checkpointRuntimeInventory: (cp) => this.#checkpoint(cp),
       signal: this.signal,
-      ...(previous ? { previous } : { releaseRuntimeInventory: async () => this.#row.release() }),
+      ...(previous ? { previous } : { releaseRuntimeInventory: () => this.#row.release() }),
     };
   }
 
@@ -121,18 +123,19 @@ export class SessionLaunch {
     const { ctx } = this;
     const id = this.#sessionId;
     ctx.events.resetReplay(id);
-    ctx.store.updateSession(id, { stages: [], error: null });
-    setSessionState(ctx, id, 'launching', null);
+    await ctx.store.updateSession(id, { stages: [], error: null });
+    await setSessionState(ctx, id, 'launching', null);
     try {
       const agent = await this.#stage(AGENT_START_STAGE, () => ensureAgent(ctx, this.session, live.instance));
       live.agentProcessId = agent.id;
       live.agent = agent;
-      this.#row.writeAgent(agent.id, null);
+      await this.#row.writeAgent(agent.id, null);
     } catch (err) {
-      setSessionState(ctx, id, 'ready', { message: sanitize(errorMessage(err)), stage: AGENT_START_STAGE });
+      await setSessionState(ctx, id, 'ready', { message: sanitize(errorMessage(err)), stage: AGENT_START_STAGE });
       throw err;
     }
-    setSessionState(ctx, id, 'ready', null);
+    await this.#stagesWritten();
+    await setSessionState(ctx, id, 'ready', null);
     ctx.log.info({ session: id, process: live.agentProcessId }, 'agent restarted');
   }
 
@@ -166,15 +169,15 @@ export class SessionLaunch {
       });
     } catch (err) {
       if (ctx.live.get(id) === live) ctx.live.take(id);
-      if (isLaunchError(err) && err.reason === REASON.workspaceLost) this.#workspaceLost(err);
+      if (isLaunchError(err) && err.reason === REASON.workspaceLost) await this.#workspaceLost(err);
       throw err;
     }
     const agentId = live.agentProcessId ?? (this.mode.kind === 'revive' ? recordedAgentId(this.mode.row.metadata) : undefined) ?? null;
-    const fresh = this.#storeReady(instance, agentId);
+    const fresh = await this.#storeReady(instance, agentId);
     if (instance.replaced) {
       await this.#afterReplacement(fresh, instance, { ...instance.replaced, ...replacementWording(executor.capabilities) }, agentId, before);
     } else if (instance.revived && agentId !== null) {
-      this.#markAgentLost(fresh, agentId, cause ? `its agentctl stopped and the agent with it (${cause.reason}: ${sanitize(cause.message)})` : undefined);
+      await this.#markAgentLost(fresh, agentId, cause ? `its agentctl stopped and the agent with it (${cause.reason}: ${sanitize(cause.message)})` : undefined);
     } else {
       fresh.agentProcessId = agentId;
       fresh.agent = live.agent;
@@ -190,21 +193,22 @@ export class SessionLaunch {
     const lost = this.mode.kind === 'revive' && this.mode.intent === 'reconnect' && instance.revived && recorded !== undefined;
     // On a pure reconnect the agent recorded by the earlier controller still belongs to this agentctl.
     const carried = recorded !== undefined && (!instance.revived || lost) ? recorded : null;
-    const live = this.#storeReady(instance, carried);
+    const live = await this.#storeReady(instance, carried);
     reachedCheckpoint(ctx.hooks, 'ready', this.#sessionId);
     if (lost) {
-      this.#markAgentLost(live, recorded);
+      await this.#markAgentLost(live, recorded);
     } else {
       const fresh = this.mode.kind === 'fresh';
       const agent = await this.#stage(AGENT_START_STAGE, () => ensureAgent(ctx, this.session, instance, instance.revived ? undefined : recorded, fresh));
       const stillLost = agent.id === recorded && agent.status !== 'running' && this.mode.kind === 'revive' ? recordedLostAgent(this.mode.row.metadata) : null;
       live.agentProcessId = agent.id;
       live.agent = stillLost ?? agent;
-      this.#row.writeAgent(agent.id, stillLost?.lostReason ?? null);
+      await this.#row.writeAgent(agent.id, stillLost?.lostReason ?? null);
     }
     reachedCheckpoint(ctx.hooks, 'agent_started', this.#sessionId);
     if (this.mode.kind === 'revive') await endStaleShells(ctx, this.#sessionId, instance);
-    setSessionState(ctx, this.#sessionId, 'ready', null, { workspacePath: instance.workspacePath });
+    await this.#stagesWritten();
+    await setSessionState(ctx, this.#sessionId, 'ready', null, { workspacePath: instance.workspacePath });
     ctx.log.info(
       {
         session: this.#sessionId,
@@ -218,14 +222,14 @@ export class SessionLaunch {
   }
 
   /** Stores the instance secrets, writes the `ready` row (with the agent it carries) and installs the live entry. */
-  #storeReady(instance: ExecutorInstance, agentId: string | null): LiveSession {
+  async #storeReady(instance: ExecutorInstance, agentId: string | null): Promise<LiveSession> {
     const { ctx } = this;
     const ids = secretIds(this.#instanceId);
-    ctx.store.putSecret(ids.authToken, instance.secrets.authToken);
-    ctx.store.putSecret(ids.bootstrapNonce, instance.secrets.bootstrapNonce);
+    await ctx.store.putSecret(ids.authToken, instance.secrets.authToken);
+    await ctx.store.putSecret(ids.bootstrapNonce, instance.secrets.bootstrapNonce);
     reachedCheckpoint(ctx.hooks, 'secrets_stored', this.#sessionId);
     const metadata = { ...instance.metadata, ...secretMetadata(ids), ...(agentId !== null ? { [AGENT_PROCESS_KEY]: agentId } : {}) };
-    this.#row.write('ready', metadata, { [SECRET_REF.authToken]: ids.authToken, [SECRET_REF.bootstrapNonce]: ids.bootstrapNonce });
+    await this.#row.write('ready', metadata, { [SECRET_REF.authToken]: ids.authToken, [SECRET_REF.bootstrapNonce]: ids.bootstrapNonce });
     return ctx.live.replace(this.#sessionId, instance);
   }
 
@@ -259,27 +263,27 @@ export class SessionLaunch {
       const agent = await this.#stage(AGENT_START_STAGE, () => ensureAgent(ctx, this.session, instance));
       fresh.agentProcessId = agent.id;
       fresh.agent = agent;
-      this.#row.writeAgent(agent.id, null);
+      await this.#row.writeAgent(agent.id, null);
       diagnostic(ctx, id, 'AgentRestarted', `agent ${agentId} ended with the replaced ${replaced.machine}; started ${agent.id} in the new one (berth logs --previous ${id} shows the earlier run)`);
       ctx.log.info({ session: id, previous: agentId, process: agent.id, reason: replaced.reason }, `agent started again after a ${replaced.machine} replacement`);
     } catch (err) {
-      this.#markAgentLost(fresh, agentId, `it ended with the replaced ${replaced.machine} (${replaced.reason}) and could not be started again: ${sanitize(errorMessage(err))}`);
+      await this.#markAgentLost(fresh, agentId, `it ended with the replaced ${replaced.machine} (${replaced.reason}) and could not be started again: ${sanitize(errorMessage(err))}`);
     }
   }
 
   /** The workspace went with its Pod (emptyDir): the session fails with what to do; nothing is re-created. */
-  #workspaceLost(err: LaunchError): void {
+  async #workspaceLost(err: LaunchError): Promise<void> {
     const message = `${sanitize(err.message)}; remove the session with berth rm ${this.#sessionId}`;
-    this.#row.markStopped();
+    await this.#row.markStopped();
     diagnostic(this.ctx, this.#sessionId, REASON.workspaceLost, message);
-    setSessionState(this.ctx, this.#sessionId, 'failed', { message, stage: err.stage });
+    await setSessionState(this.ctx, this.#sessionId, 'failed', { message, stage: err.stage });
   }
 
   /** Records (durably) and reports that the agent died with its agentctl. */
-  #markAgentLost(live: LiveSession, agentId: string, reason = 'its agentctl stopped (killed, crashed or its container restarted) and the agent with it'): void {
+  async #markAgentLost(live: LiveSession, agentId: string, reason = 'its agentctl stopped (killed, crashed or its container restarted) and the agent with it'): Promise<void> {
     live.agentProcessId = agentId;
     live.agent = lostAgent(agentId, reason);
-    this.#row.writeAgent(agentId, reason);
+    await this.#row.writeAgent(agentId, reason);
     diagnostic(this.ctx, this.#sessionId, 'AgentLost', `agent ${agentId} is lost: ${reason}; it is not started again by itself (berth resume ${this.#sessionId} starts it)`);
     this.ctx.log.warn({ session: this.#sessionId, process: agentId }, 'agent lost with its agentctl');
   }
@@ -292,12 +296,12 @@ export class SessionLaunch {
         ?.status({ identity: sessionIdentity(row.sessionId, row.instanceId), metadata: row.metadata })
         .catch(() => null);
       if (status && (status.liveness === 'running' || status.liveness === 'unreachable')) {
-        const current = this.ctx.store.getRuntime(this.#sessionId);
-        if (current && current.instanceId === this.#instanceId && current.state !== 'ready') this.#row.adopt(this.ctx.store.upsertRuntime({ ...current, state: 'ready', metadata: row.metadata }));
+        const current = await this.ctx.store.getRuntime(this.#sessionId);
+        if (current && current.instanceId === this.#instanceId && current.state !== 'ready') this.#row.adopt(await this.ctx.store.upsertRuntime({ ...current, state: 'ready', metadata: row.metadata }));
         return;
       }
     }
-    this.#row.markStopped();
+    await this.#row.markStopped();
   }
 
   /**
@@ -322,15 +326,22 @@ export class SessionLaunch {
     if (destroy) {
       await rb.step('remove the secrets and the runtime row', async () => {
         const ids = secretIds(this.#instanceId);
-        ctx.store.deleteSecret(ids.authToken);
-        ctx.store.deleteSecret(ids.bootstrapNonce);
-        this.#row.release();
+        await ctx.store.deleteSecret(ids.authToken);
+        await ctx.store.deleteSecret(ids.bootstrapNonce);
+        await this.#row.release();
       });
     } else {
-      this.#row.markStopped();
+      await this.#row.markStopped();
     }
     if (!rb.clean) diagnostic(ctx, this.#sessionId, REASON.rollbackIncomplete, sanitize(rb.errors.map(errorMessage).join('; ')));
     return rb.finish(err);
+  }
+
+  /** Waits until the stages written so far (and the latest ones) are durable. */
+  async #stagesWritten(): Promise<void> {
+    const written = this.#stageWrites.then(() => this.ctx.store.updateSession(this.#sessionId, { stages: this.#stages }));
+    this.#stageWrites = written.then(() => undefined, () => undefined);
+    await written;
   }
 
   #stage<T>(name: string, fn: () => Promise<T>): Promise<T> {
@@ -342,11 +353,14 @@ export class SessionLaunch {
     const safe: StageEvent = { ...event, ...(event.message !== undefined ? { message: sanitize(event.message) } : {}) };
     const { stages, record } = applyStageEvent(this.#stages, safe);
     this.#stages = stages;
-    try {
-      ctx.store.updateSession(this.#sessionId, { stages });
-    } catch (err) {
-      ctx.log.warn({ session: this.#sessionId, err: errorMessage(err) }, 'cannot persist stage');
-    }
+    // written in order, each write the stages as they are by then (a burst of events is one write or two)
+    this.#stageWrites = this.#stageWrites.then(async () => {
+      try {
+        await ctx.store.updateSession(this.#sessionId, { stages: this.#stages });
+      } catch (err) {
+        ctx.log.warn({ session: this.#sessionId, err: errorMessage(err) }, 'cannot persist stage');
+      }
+    });
     ctx.events.emit({ type: 'stage', sessionId: this.#sessionId, stage: record, at: record.endedAt ?? record.startedAt });
   }
 
@@ -357,18 +371,18 @@ export class SessionLaunch {
     beforeCheckpoint(this.ctx.hooks, cp.state);
     // a revive keeps the secret references of the row it revives
     const carried = this.mode.kind === 'revive' ? pickSecretMetadata(this.#row.metadata) : {};
-    this.#row.write(cp.state, { ...carried, ...cp.metadata }, this.#row.secretRefs);
+    await this.#row.write(cp.state, { ...carried, ...cp.metadata }, this.#row.secretRefs);
     reachedCheckpoint(this.ctx.hooks, cp.state, this.#sessionId);
   }
 
-  #fail(err: unknown): void {
+  async #fail(err: unknown): Promise<void> {
     const stage = isLaunchError(err) ? err.stage : null;
     const lost = isLaunchError(err) && err.reason === REASON.workspaceLost ? `; remove the session with berth rm ${this.#sessionId}` : '';
     const message = `${sanitize(errorMessage(err))}${lost}`;
     this.ctx.log.warn({ session: this.#sessionId, stage, err: message }, 'launch failed');
-    const stages = failOpenStages(this.#stages, new Date(), message);
-    this.ctx.store.updateSession(this.#sessionId, { stages });
-    setSessionState(this.ctx, this.#sessionId, 'failed', { message, stage });
+    this.#stages = failOpenStages(this.#stages, new Date(), message);
+    await this.#stagesWritten();
+    await setSessionState(this.ctx, this.#sessionId, 'failed', { message, stage });
   }
 
   /**

@@ -26,14 +26,14 @@ export class LiveAccess {
     this.#shutdown = shutdown;
   }
 
-  require(id: string): SessionRecord {
-    const record = this.#ctx.store.getSession(id);
+  async require(id: string): Promise<SessionRecord> {
+    const record = await this.#ctx.store.getSession(id);
     if (!record) throw new SessionNotFoundError(id);
     return record;
   }
 
-  requireLive(id: string, action: string): LiveSession {
-    const record = this.require(id);
+  async requireLive(id: string, action: string): Promise<LiveSession> {
+    const record = await this.require(id);
     const live = this.#ctx.live.get(id);
     if (record.state !== 'ready' || !live) {
       const hint =
@@ -54,7 +54,7 @@ export class LiveAccess {
    * agent whose agentctl died is reported lost — then `fn` runs again.
    */
   async withLive<T>(id: string, action: string, fn: (live: LiveSession) => Promise<T>): Promise<{ live: LiveSession; value: T }> {
-    const live = this.requireLive(id, action);
+    const live = await this.requireLive(id, action);
     try {
       return { live, value: await fn(live) };
     } catch (err) {
@@ -62,8 +62,8 @@ export class LiveAccess {
       diagnostic(this.#ctx, id, REASON.reconnecting, 'agentctl is unreachable; reconnecting');
       await this.#ctx.locks.run(id, async () => {
         if (this.#ctx.live.get(id) !== live) return; // someone else already reconnected
-        const session = this.require(id);
-        const row = this.#ctx.store.getRuntime(id);
+        const session = await this.require(id);
+        const row = await this.#ctx.store.getRuntime(id);
         if (!row || row.state !== 'ready') return;
         try {
           await new SessionLaunch(this.#ctx, session, { kind: 'revive', row, intent: 'reconnect' }, row.executor, this.#shutdown).refresh(live);
@@ -73,7 +73,7 @@ export class LiveAccess {
           throw new SessionStateError(id, 'ready', action, `its workspace cannot be reached: ${message} (check with berth status ${id}; berth resume ${id} retries)`);
         }
       });
-      const again = this.requireLive(id, action);
+      const again = await this.requireLive(id, action);
       return { live: again, value: await fn(again) };
     }
   }
@@ -87,7 +87,7 @@ export class LiveAccess {
     if (live.agentProcessId === null) return false;
     try {
       const info = await live.instance.client.getProcess(live.agentProcessId, { timeoutMs: 1500, signal: AbortSignal.timeout(2000) });
-      const recordedLost = info.status !== 'running' ? recordedLostAgent(this.#ctx.store.getRuntime(id)?.metadata ?? {}) : null;
+      const recordedLost = info.status !== 'running' ? recordedLostAgent((await this.#ctx.store.getRuntime(id))?.metadata ?? {}) : null;
       live.agent = recordedLost?.id === info.id ? recordedLost : { id: info.id, status: info.status, exitCode: info.exit_code, ...acpProgress(info) };
       return true;
     } catch (err) {
@@ -98,7 +98,7 @@ export class LiveAccess {
   }
 
   async #checkInstanceAlive(id: string, live: LiveSession): Promise<void> {
-    const row = this.#ctx.store.getRuntime(id);
+    const row = await this.#ctx.store.getRuntime(id);
     const executor = row ? this.#ctx.executors.get(row.executor) : undefined;
     // an agent seen to run to its end is not lost when its instance goes afterwards
     if (!row || !executor || live.agentProcessId === null || live.agent?.status === 'exited') return;

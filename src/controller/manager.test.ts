@@ -61,7 +61,7 @@ describe('SessionManager.launch: one check of the request, then the launch', () 
     expect(err.message).toBe("executor: unknown executor or profile 'nope' (configured: local, fake)");
     expect(err.problems.map((p) => p.field)).toEqual(['executor', 'agent', 'env.BAD-NAME', 'secretEnv.NOT_APPROVED', 'prompt']);
     expect(err.problems[1]?.message).toBe("unknown agent 'ghost' (configured: demo, demo-acp, claude, codex, gemini, opencode, worker)");
-    expect(c.store.listSessions()).toEqual([]);
+    expect(await c.store.listSessions()).toEqual([]);
     expect(c.executor.calls).toEqual([]);
   });
 
@@ -103,7 +103,7 @@ describe('SessionManager.launch: one check of the request, then the launch', () 
     const c = setup();
     const view = await c.manager.launch({ repository: REPO, prompt: 'fix it', env: { FOO: 'bar' } });
     expect(view.state).toBe('launching');
-    const session = c.store.getSession(view.id);
+    const session = await c.store.getSession(view.id);
     expect(session?.request).toMatchObject({
       env: { FOO: 'bar' },
       prompt: 'fix it',
@@ -116,7 +116,7 @@ describe('SessionManager.launch: one check of the request, then the launch', () 
     expect(ready.state).toBe('ready');
     expect(c.executor.ops().filter((op) => op === 'createInstance' || op === 'startProcess')).toEqual(['createInstance', 'startProcess']);
     expect(c.executor.callsOf('startProcess')[0]).toMatchObject({ id: 'agent-1', kind: 'agent' });
-    expect(c.store.getRuntime(view.id)).toMatchObject({ state: 'ready', executor: 'fake' });
+    expect(await c.store.getRuntime(view.id)).toMatchObject({ state: 'ready', executor: 'fake' });
     expect(c.checkpoints.slice(0, 1)).toEqual(['session_created']);
   });
 
@@ -124,8 +124,8 @@ describe('SessionManager.launch: one check of the request, then the launch', () 
     const c = setup();
     const v = await launched(c, { repository: { url: 'https://user:s3cret@git.example/app.git' } });
     expect(v.repository).toEqual({ url: 'https://git.example/app.git', credentials: true });
-    expect(JSON.stringify(c.store.getSession(v.id))).not.toContain('s3cret');
-    expect(c.store.listSecretIds()).toContain(repoCredentialId(v.id));
+    expect(JSON.stringify(await c.store.getSession(v.id))).not.toContain('s3cret');
+    expect(await c.store.listSecretIds()).toContain(repoCredentialId(v.id));
     expect(c.executor.callsOf('createInstance')[0]?.req.repositoryCredentials).toEqual({ username: 'user', password: 's3cret' });
   });
 
@@ -141,13 +141,13 @@ describe('SessionManager.stop and resume', () => {
   it('stops the recorded instance (keeping it), records it stopped, and a resume revives it with the recorded secrets', async () => {
     const c = setup();
     const v = await launched(c);
-    const row = c.store.getRuntime(v.id)!;
+    const row = (await c.store.getRuntime(v.id))!;
     expect((await c.manager.stop(v.id)).state).toBe('stopped');
     const [stop] = c.executor.callsOf('stopInstance');
     expect(stop?.opts).toMatchObject({ destroy: false, reason: 'user_stop' });
     expect(stop?.target).toMatchObject({ identity: { sessionId: v.id, instanceId: row.instanceId }, metadata: row.metadata, profile: { executor: 'fake' } });
     expect(stop?.target.control, 'stopped through the live connection').toBeDefined();
-    expect(c.store.getRuntime(v.id)?.state).toBe('stopped');
+    expect((await c.store.getRuntime(v.id))?.state).toBe('stopped');
 
     c.executor.script.revived = true;
     expect((await c.manager.resume(v.id)).state).toBe('ready');
@@ -159,7 +159,7 @@ describe('SessionManager.stop and resume', () => {
   it('resumes a session recorded before profile snapshots with its executor entry as configured, without settings', async () => {
     const c = setup();
     const base = { env: {}, secretEnv: [], prompt: null, agentCommand: ['agent'], agentEnv: {}, profileEnv: { OLD: '1' } };
-    c.store.insertSession({ id: 's-legacy0001', name: null, executor: 'fake', agent: 'worker', repository: REPO, request: base, state: 'stopped', error: null, stages: [], workspacePath: null });
+    await c.store.insertSession({ id: 's-legacy0001', name: null, executor: 'fake', agent: 'worker', repository: REPO, request: base, state: 'stopped', error: null, stages: [], workspacePath: null });
     expect((await c.manager.resume('s-legacy0001')).state).toBe('ready');
     expect(c.executor.callsOf('createInstance')[0]?.req.profile).toEqual({ executor: 'fake', profile: null, type: 'local', settings: {}, env: { OLD: '1' } });
   });
@@ -188,12 +188,12 @@ describe('SessionManager.remove', () => {
   it('destroys the instance, deletes its secrets and the session, and says so', async () => {
     const c = setup();
     const v = await launched(c, { repository: { url: 'https://user:tok@git.example/app.git' } });
-    const ids = secretIds(c.store.getRuntime(v.id)!.instanceId);
+    const ids = secretIds((await c.store.getRuntime(v.id))!.instanceId);
     await c.manager.remove(v.id);
     expect(c.executor.callsOf('stopInstance')[0]?.opts).toMatchObject({ destroy: true, reason: 'session_removed' });
-    expect(c.store.getSession(v.id)).toBeNull();
-    expect(c.store.listSecretIds()).not.toEqual(expect.arrayContaining([ids.authToken]));
-    expect(c.store.listSecretIds()).toEqual([]);
+    expect(await c.store.getSession(v.id)).toBeNull();
+    expect(await c.store.listSecretIds()).not.toEqual(expect.arrayContaining([ids.authToken]));
+    expect(await c.store.listSecretIds()).toEqual([]);
     expect(c.events.filter((e) => e.sessionId === v.id).map((e) => e.type)).toContain('removed');
   });
 
@@ -204,7 +204,7 @@ describe('SessionManager.remove', () => {
     await expect(c.manager.remove(v.id)).rejects.toThrow('volume busy');
     expect((await c.manager.get(v.id)).error?.message).toBe('remove failed: volume busy (retry, or remove with force)');
     await c.manager.remove(v.id, { force: true });
-    expect(c.store.getSession(v.id)).toBeNull();
+    expect(await c.store.getSession(v.id)).toBeNull();
     expect(c.events.some((e) => e.type === 'diagnostic' && e.reason === 'CleanupFailed' && e.message === 'volume busy')).toBe(true);
   });
 
@@ -214,7 +214,7 @@ describe('SessionManager.remove', () => {
     Object.assign(c.executor, { removeUnrecorded: async (id: string) => void removed.push(id) });
     const v = await launched(c);
     expect(v.state).toBe('failed');
-    expect(c.store.getRuntime(v.id)).toBeNull();
+    expect(await c.store.getRuntime(v.id)).toBeNull();
     await c.manager.remove(v.id);
     expect(removed).toEqual([v.id]);
     expect(c.executor.callsOf('stopInstance')).toEqual([]);
@@ -225,11 +225,11 @@ describe('SessionManager.recover', () => {
   it('deletes secrets nothing references any more and keeps those of live rows', async () => {
     const c = setup();
     const v = await launched(c, { repository: { url: 'https://user:tok@git.example/app.git' } });
-    const kept = [...c.store.listSecretIds()].sort();
-    c.store.putSecret('agentctl-auth-s-gone-abc', 'x');
-    c.store.putSecret(repoCredentialId('s-0000000000'), 'y');
+    const kept = [...(await c.store.listSecretIds())].sort();
+    await c.store.putSecret('agentctl-auth-s-gone-abc', 'x');
+    await c.store.putSecret(repoCredentialId('s-0000000000'), 'y');
     await c.manager.recover();
-    expect([...c.store.listSecretIds()].sort()).toEqual(kept);
+    expect([...(await c.store.listSecretIds())].sort()).toEqual(kept);
     expect(kept).toContain(repoCredentialId(v.id));
   });
 });

@@ -4,7 +4,6 @@
  * demand (idle sessions cost nothing: no polling).
  * @module
  */
-import { randomBytes } from 'node:crypto';
 import type { Executor, StopOptions, StopResult } from '../executors/executor.js';
 import { isProvisionalState, type RuntimeRecord, type SessionRecord } from '../inventory/index.js';
 import { abortable } from '../shared/abortable.js';
@@ -20,11 +19,11 @@ import { ConversationOps } from './conversation.js';
 import { recoverSession } from './recover.js';
 import { SelfHeal } from './self-heal.js';
 import { startUnrecordedSweeps } from './unrecorded-sweep.js';
-import { encodeRepoCredentials, repoCredentialId } from './repo-credentials.js';
+import { repoCredentialId } from './repo-credentials.js';
+import { createSession } from './create-session.js';
 import { sweepOrphanSecrets } from './orphan-secrets.js';
 import type { LiveSession } from './live.js';
 import {
-  LaunchValidationError,
   SessionStateError,
   type AgentEventPage,
   type ApproveRequest,
@@ -41,7 +40,7 @@ import {
   type ShellOptions,
   type ShellSession,
 } from './service.js';
-import { checkLaunch, launchValidationError, type CheckedLaunch, type LaunchCheckContext } from './validate.js';
+import { checkLaunch, launchValidationError, type LaunchCheckContext } from './validate.js';
 import { checkRepository } from './repo-check.js';
 import { toView } from './views.js';
 
@@ -98,55 +97,23 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
     const { launch } = checked;
     // A missing path, a plain directory, file:///nope or an unknown branch: refused before the session exists.
     await checkRepository(launch.repository, launch.capabilities);
-    // Checked after the last await: from here to the insert nothing yields, so two launches cannot both take a name.
-    const namesake = req.name === undefined ? undefined : this.#ctx.store.listSessions().find((s) => s.name === req.name);
-    if (namesake) throw new LaunchValidationError('name', `'${req.name}' is taken by session ${namesake.id}; session names are unique`);
-    const record = this.#createSession(req.name ?? null, launch);
+    const record = await createSession(this.#ctx, req.name ?? null, launch);
     this.#ctx.events.emit({ type: 'state', sessionId: record.id, state: 'launching', error: null, at: record.createdAt });
     reachedCheckpoint(this.#ctx.hooks, 'session_created', record.id);
     this.#background(record.id, () => this.#runLaunch(record.id, launch.executor, { kind: 'fresh' }));
     return toView(record, undefined);
   }
 
-  /**
-   * Records a checked launch as a `launching` session. Credentials in the repository URL were split
-   * off by the check: they never reach the session row, the view or an event, only the secret store.
-   */
-  #createSession(name: string | null, launch: CheckedLaunch): SessionRecord {
-    const id = `s-${randomBytes(5).toString('hex')}`;
-    const { store } = this.#ctx;
-    // Stored before the session row: a crash in between leaves an orphan the start-up sweep removes,
-    // never a session that needs a credential which was not stored.
-    if (launch.credentials) store.putSecret(repoCredentialId(id), encodeRepoCredentials(launch.credentials));
-    try {
-      return store.insertSession({
-        id,
-        name,
-        executor: launch.target,
-        agent: launch.agent,
-        repository: launch.repository,
-        request: launch.request,
-        state: 'launching',
-        error: null,
-        stages: [],
-        workspacePath: null,
-      });
-    } catch (err) {
-      if (launch.credentials) store.deleteSecret(repoCredentialId(id));
-      throw err;
-    }
-  }
-
   async resume(id: string): Promise<SessionView> {
     this.#assertOpen();
-    this.#access.require(id);
+    await this.#access.require(id);
     const current = this.#inflight.get(id);
     if (current) await current;
     const run = this.#ctx.locks.run(id, async () => {
-      const session = this.#access.require(id);
+      const session = await this.#access.require(id);
       const live = this.#ctx.live.get(id);
       if (session.state === 'ready' && live && live.agentProcessId !== null && (await this.#access.refreshAgent(id, live))) {
-        const row = this.#ctx.store.getRuntime(id);
+        const row = await this.#ctx.store.getRuntime(id);
         if ((live.agent?.status === 'exited' || live.agent?.status === 'lost') && row) {
           // The agent ran to its end (or died): start a new one in the same, connected workspace.
           await this.#cancellable(id, (signal) => new SessionLaunch(this.#ctx, session, { kind: 'revive', row, intent: 'resume' }, row.executor, signal).restartAgent(live));
@@ -158,11 +125,11 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
       }
       if (session.state === 'removing') throw new SessionStateError(id, 'removing', 'resume', 'it is being removed');
       const executorName = sessionExecutorName(this.#ctx, session);
-      let row = this.#ctx.store.getRuntime(id);
+      let row = await this.#ctx.store.getRuntime(id);
       if (row && isProvisionalState(row.state)) {
         // a launch cut short that could not be rolled back yet: finish its cleanup first
         await recoverSession(this.#ctx, session, { force: true });
-        row = this.#ctx.store.getRuntime(id);
+        row = await this.#ctx.store.getRuntime(id);
       }
       const mode: LaunchMode = row && !isProvisionalState(row.state) ? { kind: 'revive', row, intent: 'resume' } : { kind: 'fresh' };
       await this.#cancellable(id, (signal) => new SessionLaunch(this.#ctx, session, mode, executorName, signal).run());
@@ -174,7 +141,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
 
   async #runLaunch(id: string, executorName: string, mode: LaunchMode): Promise<void> {
     await this.#ctx.locks.run(id, async () => {
-      const session = this.#ctx.store.getSession(id);
+      const session = await this.#ctx.store.getSession(id);
       if (!session) return;
       await this.#cancellable(id, (signal) => new SessionLaunch(this.#ctx, session, mode, executorName, signal).run());
     });
@@ -194,14 +161,14 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
   // ---- read -----------------------------------------------------------------------------------
 
   async list(): Promise<SessionView[]> {
-    const records = this.#ctx.store.listSessions();
+    const records = await this.#ctx.store.listSessions();
     // the agents' status is read fresh (in parallel, bounded), so an agent that exited shows as exited
     await Promise.all(records.map((r) => [r.id, this.#ctx.live.get(r.id)] as const).map(([id, live]) => (live?.agentProcessId ? this.#access.refreshAgent(id, live) : undefined)));
     return records.map((r) => toView(r, this.#ctx.live.get(r.id)));
   }
 
   async get(id: string): Promise<SessionView> {
-    const record = this.#access.require(id);
+    const record = await this.#access.require(id);
     const live = this.#ctx.live.get(id);
     if (live?.agentProcessId) await this.#access.refreshAgent(id, live);
     return toView(record, live);
@@ -223,44 +190,44 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
   // ---- stop / remove --------------------------------------------------------------------------
 
   async stop(id: string): Promise<SessionView> {
-    this.#access.require(id);
+    await this.#access.require(id);
     await this.#ctx.locks.run(id, async () => {
-      const session = this.#access.require(id);
+      const session = await this.#access.require(id);
       if (session.state === 'removing') throw new SessionStateError(id, 'removing', 'stop', 'it is being removed');
-      const row = this.#ctx.store.getRuntime(id);
+      const row = await this.#ctx.store.getRuntime(id);
       if (!row || row.state === 'stopped') {
         this.#ctx.live.take(id);
-        if (session.state === 'ready' || session.state === 'stopping') setSessionState(this.#ctx, id, 'stopped', null);
+        if (session.state === 'ready' || session.state === 'stopping') await setSessionState(this.#ctx, id, 'stopped', null);
         return;
       }
       const executor = this.#ctx.executors.get(row.executor);
       if (!executor) throw new SessionStateError(id, session.state as SessionView['state'], 'stop', `executor '${row.executor}' is not configured any more`);
-      setSessionState(this.#ctx, id, 'stopping', session.error);
+      await setSessionState(this.#ctx, id, 'stopping', session.error);
       const live = this.#ctx.live.detach(id);
       let stopped: StopResult | void;
       try {
         stopped = await stopRecorded(executor, session, row, live, { destroy: false, reason: 'user_stop' });
       } catch (err) {
         const message = sanitize(errorMessage(err));
-        setSessionState(this.#ctx, id, 'failed', { message: `stop failed: ${message}`, stage: null });
+        await setSessionState(this.#ctx, id, 'failed', { message: `stop failed: ${message}`, stage: null });
         throw err;
       } finally {
         await live?.instance.close().catch(() => undefined);
       }
-      this.#ctx.store.upsertRuntime({ ...row, metadata: { ...row.metadata, ...stopped?.metadata }, state: 'stopped' });
-      setSessionState(this.#ctx, id, 'stopped', null);
+      await this.#ctx.store.upsertRuntime({ ...row, metadata: { ...row.metadata, ...stopped?.metadata }, state: 'stopped' });
+      await setSessionState(this.#ctx, id, 'stopped', null);
     });
     return this.get(id);
   }
 
   async remove(id: string, opts: { force?: boolean } = {}): Promise<void> {
-    this.#access.require(id);
+    await this.#access.require(id);
     // A launch in flight is cancelled (it rolls back what it created) rather than waited for.
     this.#cancels.get(id)?.abort(new Error(`session ${id} is being removed`));
     await this.#ctx.locks.run(id, async () => {
-      const session = this.#access.require(id);
-      const row = this.#ctx.store.getRuntime(id);
-      setSessionState(this.#ctx, id, 'removing', session.error);
+      const session = await this.#access.require(id);
+      const row = await this.#ctx.store.getRuntime(id);
+      await setSessionState(this.#ctx, id, 'removing', session.error);
       const live = this.#ctx.live.detach(id);
       try {
         const executorName = row?.executor ?? sessionExecutorName(this.#ctx, session);
@@ -269,15 +236,15 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
         if (row) {
           await stopRecorded(executor, session, row, live, { destroy: true, reason: 'session_removed' });
           const ids = secretIds(row.instanceId);
-          this.#ctx.store.deleteSecret(ids.authToken);
-          this.#ctx.store.deleteSecret(ids.bootstrapNonce);
+          await this.#ctx.store.deleteSecret(ids.authToken);
+          await this.#ctx.store.deleteSecret(ids.bootstrapNonce);
         } else {
           await executor.removeUnrecorded?.(id);
         }
       } catch (err) {
         const message = sanitize(errorMessage(err));
         if (!opts.force) {
-          setSessionState(this.#ctx, id, 'failed', { message: `remove failed: ${message} (retry, or remove with force)`, stage: null });
+          await setSessionState(this.#ctx, id, 'failed', { message: `remove failed: ${message} (retry, or remove with force)`, stage: null });
           throw err;
         }
         this.#ctx.log.warn({ session: id, err: message }, 'forced remove: cleanup failed, forgetting the session anyway');
@@ -285,8 +252,8 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
       } finally {
         await live?.instance.close().catch(() => undefined);
       }
-      this.#ctx.store.deleteSecret(repoCredentialId(id));
-      this.#ctx.store.deleteSession(id);
+      await this.#ctx.store.deleteSecret(repoCredentialId(id));
+      await this.#ctx.store.deleteSession(id);
       diagnostic(this.#ctx, id, 'Removed', `session ${id} removed`);
       this.#ctx.events.emit({ type: 'removed', sessionId: id, at: new Date().toISOString() });
       this.#ctx.events.forget(id);
@@ -308,7 +275,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
   }
 
   async sendInput(id: string, data: string | Uint8Array, opts: { eof?: boolean } = {}): Promise<void> {
-    return this.#conversation.isAcp(id) ? this.#conversation.send(id, data, opts) : this.#ops.sendInput(id, data, opts);
+    return (await this.#conversation.isAcp(id)) ? this.#conversation.send(id, data, opts) : this.#ops.sendInput(id, data, opts);
   }
 
   cancel(id: string): Promise<void> {
@@ -340,7 +307,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
    * resume retries); it is never recorded as stopped while its instance may still run.
    */
   async recover(opts: { concurrency?: number; perSessionTimeoutMs?: number } = {}): Promise<void> {
-    const queue = [...this.#ctx.store.listSessions()];
+    const queue = [...(await this.#ctx.store.listSessions())];
     const timeoutMs = opts.perSessionTimeoutMs ?? RECOVERY_TIMEOUT_MS;
     const worker = async (): Promise<void> => {
       for (let s = queue.shift(); s !== undefined && !this.#shutdown.signal.aborted; s = queue.shift()) {
@@ -352,7 +319,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? RECOVERY_CONCURRENCY) }, worker));
-    if (!this.#shutdown.signal.aborted) sweepOrphanSecrets(this.#ctx.store);
+    if (!this.#shutdown.signal.aborted) await sweepOrphanSecrets(this.#ctx.store).catch((err: unknown) => this.#ctx.log.warn({ err: sanitize(errorMessage(err)) }, 'orphan secret sweep failed'));
     // objects no session records (a create that committed after its launch gave up): in the background
     if (!this.#shutdown.signal.aborted && this.#stopSweeps === null) this.#stopSweeps = startUnrecordedSweeps(this.#ctx);
   }
@@ -368,7 +335,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
     await Promise.allSettled([...this.#inflight.values()]);
     this.#ctx.live.closeAll();
     await Promise.allSettled([...this.#ctx.executors.values()].map((e) => e.close()));
-    this.#ctx.store.close();
+    await this.#ctx.store.close();
   }
 
   // ---- helpers --------------------------------------------------------------------------------

@@ -15,10 +15,10 @@ import { failOpenStages } from './stages.js';
 
 export async function recoverSession(ctx: ManagerContext, session: SessionRecord, opts: { force: boolean; signal?: AbortSignal }): Promise<void> {
   const id = session.id;
-  const row = ctx.store.getRuntime(id);
+  const row = await ctx.store.getRuntime(id);
 
   if (session.state === 'removing') {
-    setSessionState(ctx, id, 'failed', { message: 'remove was interrupted by a controller restart; run remove again', stage: null });
+    await setSessionState(ctx, id, 'failed', { message: 'remove was interrupted by a controller restart; run remove again', stage: null });
     return;
   }
 
@@ -30,16 +30,16 @@ export async function recoverSession(ctx: ManagerContext, session: SessionRecord
       } catch (err) {
         diagnostic(ctx, id, 'CleanupFailed', sanitize(errorMessage(err)));
       }
-      interrupted(ctx, session, 'launch was interrupted by a controller restart before anything was recorded; nothing is left running (resume to launch again)');
+      await interrupted(ctx, session, 'launch was interrupted by a controller restart before anything was recorded; nothing is left running (resume to launch again)');
     } else if (session.state === 'ready' || session.state === 'stopping') {
-      setSessionState(ctx, id, 'failed', { message: 'no runtime record found after a controller restart (resume to launch again)', stage: null });
+      await setSessionState(ctx, id, 'failed', { message: 'no runtime record found after a controller restart (resume to launch again)', stage: null });
     }
     return;
   }
 
   const executor = ctx.executors.get(row.executor);
   if (!executor) {
-    setSessionState(ctx, id, 'failed', { message: `executor '${row.executor}' is not configured any more; cannot recover`, stage: null });
+    await setSessionState(ctx, id, 'failed', { message: `executor '${row.executor}' is not configured any more; cannot recover`, stage: null });
     return;
   }
   const identity = sessionIdentity(id, row.instanceId);
@@ -51,23 +51,23 @@ export async function recoverSession(ctx: ManagerContext, session: SessionRecord
       await executor.stopInstance({ identity, metadata: row.metadata, ...(profile ? { profile } : {}) }, { destroy: fresh, reason: 'recover_provisional', ...(opts.signal ? { signal: opts.signal } : {}) });
       if (fresh) {
         const ids = secretIds(row.instanceId);
-        ctx.store.deleteSecret(ids.authToken);
-        ctx.store.deleteSecret(ids.bootstrapNonce);
-        ctx.store.releaseRuntime(id, row.instanceId, row.updatedAt);
+        await ctx.store.deleteSecret(ids.authToken);
+        await ctx.store.deleteSecret(ids.bootstrapNonce);
+        await ctx.store.releaseRuntime(id, row.instanceId, row.updatedAt);
       } else {
-        ctx.store.upsertRuntime({ ...row, state: 'stopped' });
+        await ctx.store.upsertRuntime({ ...row, state: 'stopped' });
       }
     } catch (err) {
       const message = sanitize(errorMessage(err));
       diagnostic(ctx, id, REASON.rollbackIncomplete, message);
-      setSessionState(ctx, id, 'failed', {
+      await setSessionState(ctx, id, 'failed', {
         message: `${fresh ? 'launch' : 'resume'} was interrupted at checkpoint ${row.state} and its cleanup failed: ${message} (remove with force)`,
         stage: null,
       });
       if (opts.force) throw err;
       return;
     }
-    interrupted(
+    await interrupted(
       ctx,
       session,
       fresh
@@ -85,11 +85,11 @@ export async function recoverSession(ctx: ManagerContext, session: SessionRecord
 
   // `stopped` (or `failed`): nothing runs; settle a stop that the restart interrupted
   if (session.state === 'stopping' || session.state === 'ready' || session.state === 'launching') {
-    setSessionState(ctx, id, 'stopped', null);
+    await setSessionState(ctx, id, 'stopped', null);
   }
 }
 
-function interrupted(ctx: ManagerContext, session: SessionRecord, message: string): void {
-  ctx.store.updateSession(session.id, { stages: failOpenStages(session.stages, new Date(), 'interrupted by a controller restart') });
-  setSessionState(ctx, session.id, 'failed', { message, stage: session.stages.find((s) => s.endedAt === null)?.name ?? null });
+async function interrupted(ctx: ManagerContext, session: SessionRecord, message: string): Promise<void> {
+  await ctx.store.updateSession(session.id, { stages: failOpenStages(session.stages, new Date(), 'interrupted by a controller restart') });
+  await setSessionState(ctx, session.id, 'failed', { message, stage: session.stages.find((s) => s.endedAt === null)?.name ?? null });
 }

@@ -12,6 +12,7 @@ import { diagnostic, type ManagerContext } from './context.js';
 import { SessionLaunch } from './launch.js';
 import { sessionIdentity } from '../executors/launch-kit/index.js';
 import type { SessionEvent } from './service.js';
+import type { RuntimeRecord } from '../inventory/index.js';
 
 const MAX_HEAL_ATTEMPTS = 5;
 const FIRST_RETRY_MS = 2_000;
@@ -31,6 +32,8 @@ export class SelfHeal {
   readonly #causes = new Map<string, { reason: string; message: string }>();
   readonly #unsubscribe: () => void;
   readonly #inflight = new Set<Promise<void>>();
+  /** Bumped by every track and untrack of a session: a track whose store read was overtaken gives up. */
+  readonly #turns = new Map<string, number>();
   #closed = false;
 
   constructor(ctx: ManagerContext, shutdown: AbortSignal) {
@@ -58,12 +61,30 @@ export class SelfHeal {
       else this.#untrack(e.sessionId);
     } else if (e.type === 'removed') {
       this.#untrack(e.sessionId);
+      this.#turns.delete(e.sessionId);
     }
   }
 
   /** Watches the session's recorded instance (again, when its record changed). */
   #track(id: string): void {
-    const row = this.#ctx.store.getRuntime(id);
+    const turn = this.#bump(id);
+    const p = this.#ctx.store.getRuntime(id).then(
+      (row) => {
+        if (this.#turns.get(id) === turn) this.#watch(id, row);
+      },
+      (err: unknown) => this.#ctx.log.warn({ session: id, err: sanitize(errorMessage(err)) }, 'cannot read the runtime row to watch the instance; it heals on the next command'),
+    );
+    this.#inflight.add(p);
+    void p.finally(() => this.#inflight.delete(p));
+  }
+
+  #bump(id: string): number {
+    const turn = (this.#turns.get(id) ?? 0) + 1;
+    this.#turns.set(id, turn);
+    return turn;
+  }
+
+  #watch(id: string, row: RuntimeRecord | null): void {
     const executor = row ? this.#ctx.executors.get(row.executor) : undefined;
     if (this.#closed || !row || row.state !== 'ready' || !executor?.watchInstance) return this.#untrack(id);
     const key = `${row.instanceId}\n${JSON.stringify(row.metadata)}`;
@@ -79,6 +100,7 @@ export class SelfHeal {
   }
 
   #untrack(id: string): void {
+    this.#bump(id);
     this.#watches.get(id)?.stop();
     this.#watches.delete(id);
     clearTimeout(this.#retries.get(id));
@@ -107,8 +129,8 @@ export class SelfHeal {
   async #heal(id: string, attempt: number): Promise<void> {
     try {
       const healed = await this.#ctx.locks.run(id, async () => {
-        const session = this.#ctx.store.getSession(id);
-        const row = this.#ctx.store.getRuntime(id);
+        const session = await this.#ctx.store.getSession(id);
+        const row = await this.#ctx.store.getRuntime(id);
         const live = this.#ctx.live.get(id);
         // stopped, removed or failed meanwhile: nothing to heal
         if (this.#closed || !session || session.state !== 'ready' || !row || row.state !== 'ready') return false;
@@ -132,7 +154,7 @@ export class SelfHeal {
       if (healed) this.#track(id);
     } catch (err) {
       const message = sanitize(errorMessage(err));
-      const session = this.#ctx.store.getSession(id);
+      const session = await this.#ctx.store.getSession(id);
       if (this.#closed || session?.state !== 'ready') return;
       if (attempt >= MAX_HEAL_ATTEMPTS) {
         diagnostic(this.#ctx, id, 'HealFailed', `${message} (gave up after ${attempt} attempts; the next command retries, or berth resume ${id})`);

@@ -11,15 +11,15 @@
  * @module
  */
 import type { SweepOwner } from '../executors/executor.js';
-import type { InventoryStore } from '../inventory/index.js';
+import type { Inventory } from '../inventory/index.js';
 import type { ManagerContext } from './context.js';
 
 const SETTLED = new Set(['failed', 'stopped']);
 
 /** Whether a session of `store` still claims an object of `owner` (the sweep never touches it then). */
-export function isClaimed(store: Pick<InventoryStore, 'listRuntime' | 'getSession'>, owner: SweepOwner): boolean {
-  if (store.listRuntime().some((r) => r.instanceId === owner.instanceId)) return true;
-  const session = store.getSession(owner.sessionId);
+export async function isClaimed(store: Pick<Inventory, 'listRuntime' | 'getSession'>, owner: SweepOwner): Promise<boolean> {
+  if ((await store.listRuntime()).some((r) => r.instanceId === owner.instanceId)) return true;
+  const session = await store.getSession(owner.sessionId);
   return session !== null && !SETTLED.has(session.state);
 }
 

@@ -128,7 +128,7 @@ export class WorkspaceOps {
   }
 
   async *logs(id: string, opts: { from?: number; follow?: boolean; previous?: boolean; signal?: AbortSignal }): AsyncIterable<OutputChunkView> {
-    const record = this.#access.require(id);
+    const record = await this.#access.require(id);
     if ((record.state === 'stopped' || record.state === 'failed') && !this.#ctx.live.get(id)) {
       const recorded = await this.#recordedLogs(id, opts);
       if (recorded !== null) {
@@ -187,7 +187,7 @@ export class WorkspaceOps {
         return;
       }
       // the session stopped or went away under the follower: the follow ends there, quietly
-      if (this.#ctx.store.getRuntime(id)?.state !== 'ready') return;
+      if ((await this.#ctx.store.getRuntime(id))?.state !== 'ready') return;
       let again: LiveSession;
       try {
         ({ live: again } = await this.#access.withLive(id, 'follow the logs of', (l) => l.instance.client.health(caller ? { signal: caller } : {})));
@@ -208,26 +208,26 @@ export class WorkspaceOps {
    * more to follow, so `follow` ends after the recorded output.
    */
   async #recordedLogs(id: string, opts: { from?: number; previous?: boolean }): Promise<OutputChunkView[] | null> {
-    const row = this.#ctx.store.getRuntime(id);
+    const row = await this.#ctx.store.getRuntime(id);
     const executor = row ? this.#ctx.executors.get(row.executor) : undefined;
     if (!row || !executor?.readRecordedOutput) return null;
     const last = recordedAgentId(row.metadata) ?? null;
-    const processId = opts.previous ? this.#previousAgentId(id, last) : last;
+    const processId = opts.previous ? await this.#previousAgentId(id, last) : last;
     if (processId === null) return [];
     const target = { identity: sessionIdentity(id, row.instanceId), metadata: row.metadata };
     const chunks = await executor.readRecordedOutput(target, processId, opts.from ?? 0);
-    if (chunks === null && opts.previous) throw this.#noPreviousRun(id, last);
+    if (chunks === null && opts.previous) throw await this.#noPreviousRun(id, last);
     return (chunks ?? []).map((c) => ({ seq: c.seq, stream: c.stream, data: c.data }));
   }
 
   /** `logs --previous` of a ready session: the earlier agent run, which agentctl still serves (exited or orphaned). */
   async #previousLiveLogs(id: string, opts: { from?: number; signal?: AbortSignal }): Promise<OutputChunkView[]> {
     const { value } = await this.#access.withLive(id, 'read the logs of', async (l) => {
-      const processId = this.#previousAgentId(id, l.agentProcessId);
+      const processId = await this.#previousAgentId(id, l.agentProcessId);
       try {
         return await l.instance.client.readAllOutput(processId, { from: opts.from ?? 0, ...(opts.signal ? { signal: opts.signal } : {}) });
       } catch (err) {
-        if (isAgentctlHttpError(err) && err.status === 404) throw this.#noPreviousRun(id, l.agentProcessId);
+        if (isAgentctlHttpError(err) && err.status === 404) throw await this.#noPreviousRun(id, l.agentProcessId);
         throw err;
       }
     });
@@ -235,14 +235,14 @@ export class WorkspaceOps {
   }
 
   /** `agent-(N-1)` for the current `agent-N`; throws when there is no earlier run. */
-  #previousAgentId(id: string, current: string | null): string {
+  async #previousAgentId(id: string, current: string | null): Promise<string> {
     const previous = current === null ? null : previousAgentProcessId(current);
-    if (previous === null) throw this.#noPreviousRun(id, current);
+    if (previous === null) throw await this.#noPreviousRun(id, current);
     return previous;
   }
 
-  #noPreviousRun(id: string, current: string | null): SessionStateError {
-    const state = toView(this.#access.require(id), this.#ctx.live.get(id)).state;
+  async #noPreviousRun(id: string, current: string | null): Promise<SessionStateError> {
+    const state = toView(await this.#access.require(id), this.#ctx.live.get(id)).state;
     const which = current === null ? 'its agent has not run yet' : `'${current}' is its first agent run`;
     return new SessionStateError(id, state, 'read the previous logs of', which, `session '${id}' has no previous agent run: ${which}`);
   }

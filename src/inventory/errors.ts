@@ -61,3 +61,37 @@ export class SecretStoreError extends Error {
     super(`secret store: ${secretId === null ? '' : `secret '${secretId}': `}${detail}`, options);
   }
 }
+
+/** Thrown by insertSession when the id is taken by a different session (an identical one is returned instead). */
+export class InventoryDuplicateError extends Error {
+  override readonly name = 'InventoryDuplicateError';
+  constructor(readonly sessionId: string) {
+    super(`inventory: session '${sessionId}' already exists with other content`);
+  }
+}
+
+/**
+ * Thrown by a write of a store whose fence claim was superseded: another controller claimed a newer
+ * generation, so this one is no longer the leader and must stop acting on sessions.
+ */
+export class InventoryFencedError extends Error {
+  override readonly name = 'InventoryFencedError';
+  constructor(
+    readonly claim: { holder: string; generation: number },
+    readonly current: { holder: string; generation: number } | null,
+  ) {
+    const by = current === null ? 'the fence row is gone' : `superseded by holder '${current.holder}' (generation ${current.generation})`;
+    super(
+      `inventory: write refused: this controller's claim (holder '${claim.holder}', generation ${claim.generation}) was ${by}; ` +
+        'this controller is no longer the leader: stop writing and step down (it rejoins as a follower when restarted)',
+    );
+  }
+}
+
+/** Thrown when the database stays unreachable past the retry budget; never carries the connection string. */
+export class InventoryUnavailableError extends Error {
+  override readonly name = 'InventoryUnavailableError';
+  constructor(detail: string) {
+    super(`inventory: database unavailable: ${detail}`);
+  }
+}

@@ -1,8 +1,15 @@
 /**
- * The durable inventory: sessions, runtime rows (one per running instance) and encrypted secrets.
+ * The durable inventory: sessions, runtime rows (one per running instance) and encrypted secrets,
+ * behind one async interface (`Inventory`) with two backends: SQLite in the data dir (the default)
+ * and Postgres shared by a controller's replicas. `openInventory` opens the one berth.yaml names.
  * @module
  */
+export type { Inventory, InventoryFence, RuntimeUpsert, SessionPatch } from './inventory.js';
+export { openInventory } from './open.js';
 export { InventoryStore } from './store.js';
+// type only: the Postgres backend (and `pg`) is loaded by openInventory when configured
+export type { PostgresInventory } from './postgres/store.js';
+export { timeInventory } from './timed.js';
 export {
   isProvisionalState,
   SECRET_ID_KEY_PREFIX,
@@ -10,4 +17,4 @@ export {
   type SessionRecord,
   type SessionRequestData,
 } from './records.js';
-export { InventoryOpenError } from './errors.js';
+export { InventoryFencedError, InventoryOpenError } from './errors.js';

@@ -1,16 +1,17 @@
 /**
  * Versioned schema migrations of the inventory database. Append only: a released migration is
- * never edited, a change is a new numbered entry.
+ * never edited, a change is a new numbered entry. (Postgres has its own list: postgres/migrations.ts.)
  * @module
  */
+import type Database from 'better-sqlite3';
 
-interface Migration {
+export interface Migration {
   version: number;
   name: string;
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [
+const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: 'sessions, runtime inventory, secrets',
@@ -49,4 +50,51 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'fence',
+    sql: `
+      CREATE TABLE fence (
+        id            INTEGER PRIMARY KEY CHECK (id = 1),   -- one row: the writer of record
+        holder        TEXT NOT NULL,
+        generation    INTEGER NOT NULL
+      );
+    `,
+  },
+  {
+    version: 3,
+    // Postgres keeps the installation id here; SQLite keeps it in state/installation-id (read by
+    // `berth doctor` and earlier versions), so the table stays empty: it exists so that schema
+    // versions mean the same on both backends.
+    name: 'settings',
+    sql: `
+      CREATE TABLE settings (
+        key           TEXT PRIMARY KEY,
+        value         TEXT NOT NULL
+      );
+    `,
+  },
 ];
+
+/** The error of a database written by a newer berth: refused, never downgraded. */
+export function newerSchemaError(newest: number, known: readonly Migration[]): Error | null {
+  const max = Math.max(0, ...known.map((m) => m.version));
+  return newest > max ? new Error(`database schema version ${newest} is newer than this berth (${max}); upgrade berth`) : null;
+}
+
+/** Applies the pending migrations, each in its own immediate transaction (another process waits). */
+export function migrateSqlite(db: Database.Database): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+  const applied = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
+  const newer = newerSchemaError(Math.max(0, ...applied), MIGRATIONS);
+  if (newer) throw newer;
+  for (const m of MIGRATIONS) {
+    if (applied.has(m.version)) continue;
+    db.transaction(() => {
+      const done = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(m.version);
+      if (done !== undefined) return; // applied by another process meanwhile
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, new Date().toISOString());
+    }).immediate();
+  }
+}

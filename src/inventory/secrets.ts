@@ -1,7 +1,8 @@
 /**
  * Encryption of secrets at rest: AES-256-GCM with a random 96-bit IV per secret, the secret id as
- * additional authenticated data (a ciphertext moved to another id fails to decrypt), and a 32-byte
- * key file (mode 0600) in the data dir, created on first use.
+ * additional authenticated data (a ciphertext moved to another id fails to decrypt). The 32-byte key
+ * is a file (mode 0600) in the data dir, created on first use, for SQLite; for Postgres it comes from
+ * an environment variable (base64), since every controller replica sharing the database needs it.
  * @module
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
@@ -72,4 +73,15 @@ export function loadOrCreateKey(path: string): Buffer {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * The key given as text (base64 of 32 bytes), as replicas sharing one database share their key; null
+ * when it is not that (the problem, never the value, is for the caller to report).
+ */
+export function keyFromBase64(text: string): Buffer | null {
+  const trimmed = text.trim();
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(trimmed) && !/^[A-Za-z0-9_-]+={0,2}$/.test(trimmed)) return null;
+  const key = Buffer.from(trimmed, trimmed.includes('-') || trimmed.includes('_') ? 'base64url' : 'base64');
+  return key.length === KEY_BYTES ? key : null;
 }

@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InventoryConflictError, InventoryOpenError } from './errors.js';
+import { InventoryOpenError } from './errors.js';
 import { InventoryStore } from './store.js';
 
 const dirs: string[] = [];
@@ -15,8 +15,8 @@ function open(dataDir?: string): { store: InventoryStore; dir: string } {
   stores.push(store);
   return { store, dir };
 }
-afterEach(() => {
-  for (const s of stores.splice(0)) s.close();
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close();
   for (const d of dirs.splice(0)) {
     try {
       chmodSync(d, 0o700);
@@ -27,40 +27,44 @@ afterEach(() => {
   }
 });
 
-function addSession(store: InventoryStore, id = 's-1'): void {
-  store.insertSession({
-    id,
-    name: null,
-    executor: 'local',
-    agent: 'demo',
-    repository: { path: '/r' },
-    request: { env: {}, secretEnv: [], prompt: null, agentCommand: ['x'], agentEnv: {}, profileEnv: {} },
-    state: 'launching',
-    error: null,
-    stages: [],
-    workspacePath: null,
-  });
-}
-
-const runtime = { sessionId: 's-1', instanceId: 'i-1', executor: 'local', state: 'workspace_created', metadata: {}, stages: [], secretRefs: {} };
-
 describe('InventoryStore', () => {
-  it('applies migrations once and uses WAL with synchronous=FULL', () => {
+  it('applies migrations once and uses WAL with synchronous=FULL', async () => {
     const { store, dir } = open();
-    expect(store.schemaVersion()).toBe(1);
-    store.close();
+    expect(store.backend).toBe('sqlite');
+    expect(await store.schemaVersion()).toBe(3);
+    await store.close();
     const again = InventoryStore.open({ dataDir: dir });
     stores.push(again);
-    expect(again.schemaVersion()).toBe(1);
+    expect(await again.schemaVersion()).toBe(3);
     const db = new Database(join(dir, 'state', 'berth.db'));
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect((db.prepare('SELECT COUNT(*) AS n FROM schema_migrations').get() as { n: number }).n).toBe(1);
+    expect((db.prepare('SELECT COUNT(*) AS n FROM schema_migrations').get() as { n: number }).n).toBe(3);
     db.close();
   });
 
-  it('refuses a database written by a newer schema', () => {
+  it('upgrades a version-1 database in place, keeping its rows', async () => {
     const { store, dir } = open();
-    store.close();
+    await store.close();
+    const db = new Database(join(dir, 'state', 'berth.db'));
+    db.exec('DROP TABLE fence; DELETE FROM schema_migrations WHERE version = 2');
+    db.prepare("INSERT INTO secrets VALUES ('kept', x'00', x'00', x'00', 'x')").run();
+    db.close();
+    const upgraded = InventoryStore.open({ dataDir: dir });
+    stores.push(upgraded);
+    expect(await upgraded.schemaVersion()).toBe(3);
+    expect(await upgraded.listSecretIds()).toEqual(['kept']);
+    expect(await upgraded.claimFence({ holder: 'a', generation: 1 })).toBe(true);
+  });
+
+  it('keeps the database and its WAL readable by the owner only', async () => {
+    const { store, dir } = open();
+    await store.putSecret('s', 'v');
+    for (const f of ['berth.db', 'berth.db-wal']) expect(statSync(join(dir, 'state', f)).mode & 0o777).toBe(0o600);
+  });
+
+  it('refuses a database written by a newer schema', async () => {
+    const { store, dir } = open();
+    await store.close();
     const db = new Database(join(dir, 'state', 'berth.db'));
     db.prepare("INSERT INTO schema_migrations VALUES (99, 'future', 'x')").run();
     db.close();
@@ -80,47 +84,11 @@ describe('InventoryStore', () => {
     expect(() => InventoryStore.open({ dataDir: base })).toThrow(/the data dir is not writable/);
   });
 
-  it('updates and deletes sessions, cascading to the runtime row and its secrets', () => {
-    const { store } = open();
-    addSession(store);
-    const secretId = store.putSecret('agentctl-auth-i-1', 'tok');
-    store.upsertRuntime({ ...runtime, secretRefs: { AGENTCTL_AUTH_TOKEN: secretId } });
-    expect(store.updateSession('s-1', { state: 'ready' })?.state).toBe('ready');
-    expect(store.updateSession('nope', { state: 'ready' })).toBeNull();
-    store.deleteSession('s-1');
-    expect(store.getSession('s-1')).toBeNull();
-    expect(store.getRuntime('s-1')).toBeNull();
-    expect(store.listSecretIds()).toEqual([]);
-  });
-
-  it('keeps one runtime row per session and refuses a write from another instance', () => {
-    const { store } = open();
-    addSession(store);
-    const first = store.upsertRuntime(runtime);
-    const second = store.upsertRuntime({ ...runtime, state: 'agentctl_started' });
-    expect(second.updatedAt > first.updatedAt).toBe(true);
-    expect(store.listRuntime()).toHaveLength(1);
-    expect(() => store.upsertRuntime({ ...runtime, instanceId: 'i-2' })).toThrow(InventoryConflictError);
-    expect(store.upsertRuntime({ ...runtime, instanceId: 'i-2' }, { replaceInstance: 'i-1' }).instanceId).toBe('i-2');
-  });
-
-  it('releases a runtime row only on an exact (session, instance, updated_at) match', () => {
-    const { store } = open();
-    addSession(store);
-    const row = store.upsertRuntime(runtime);
-    const newer = store.upsertRuntime({ ...runtime, state: 'agentctl_started' });
-    expect(() => store.releaseRuntime('s-1', 'i-1', row.updatedAt)).toThrow(/updated since/);
-    expect(() => store.releaseRuntime('s-1', 'i-other', newer.updatedAt)).toThrow(/rotated to instance 'i-1'/);
-    store.releaseRuntime('s-1', 'i-1', newer.updatedAt);
-    expect(store.getRuntime('s-1')).toBeNull();
-    expect(() => store.releaseRuntime('s-1', 'i-1', newer.updatedAt), 'a released row is released').not.toThrow();
-  });
-
-  it('stores secrets encrypted: the plaintext is not in the database file', () => {
+  it('stores secrets encrypted: the plaintext is not in the database file', async () => {
     const { store, dir } = open();
-    const id = store.putSecret('agentctl-auth-i-1', 'plain-token-value-123');
-    expect(store.revealSecret(id)).toBe('plain-token-value-123');
-    store.close();
+    const id = await store.putSecret('agentctl-auth-i-1', 'plain-token-value-123');
+    expect(await store.revealSecret(id)).toBe('plain-token-value-123');
+    await store.close();
     for (const f of ['berth.db', 'berth.db-wal']) {
       let content = '';
       try {
@@ -131,17 +99,4 @@ describe('InventoryStore', () => {
       expect(content).not.toContain('plain-token-value-123');
     }
   });
-
-  it('refuses a raw secret passed in runtime metadata and stores nothing of it', () => {
-    const { store, dir } = open();
-    addSession(store);
-    store.upsertRuntime({ ...runtime, metadata: { local_agentctl_pid: '6' } });
-    expect(() => store.upsertRuntime({ ...runtime, metadata: { local_agentctl_pid: '7', AGENTCTL_AUTH_TOKEN: 'raw-token-in-metadata' } })).toThrow(/AGENTCTL_AUTH_TOKEN/);
-    expect(store.getRuntime('s-1')?.metadata, 'the row keeps its last good version').toEqual({ local_agentctl_pid: '6' });
-    const db = new Database(join(dir, 'state', 'berth.db'));
-    const raw = db.prepare('SELECT metadata FROM runtime_inventory').get() as { metadata: string };
-    db.close();
-    expect(raw.metadata).not.toContain('raw-token-in-metadata');
-  });
 });
-

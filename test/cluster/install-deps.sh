@@ -28,6 +28,7 @@ pkgs=(
   bubblewrap           # bwrap: the local executor's sandbox (and its tests)
   chromium             # the dashboard's browser tests (headless, driven by playwright-core)
   fonts-dejavu-core    # so the dashboard's screenshots show text
+  postgresql           # the Postgres inventory's tests start a throwaway server (initdb, postgres; test/support/postgres.ts)
 )
 
 missing=()

@@ -122,13 +122,13 @@ function crashChild(extra: Record<string, string>, checkpoint: string): Promise<
   });
 }
 
-function inventory(dataDir: string): { sessions: string[]; row: RuntimeRecord | null; rows: number; secrets: string[] } {
+async function inventory(dataDir: string): Promise<{ sessions: string[]; row: RuntimeRecord | null; rows: number; secrets: string[] }> {
   const store = InventoryStore.open({ dataDir });
   try {
-    const sessions = store.listSessions().map((s) => s.id);
-    return { sessions, row: sessions[0] ? store.getRuntime(sessions[0]) : null, rows: store.listRuntime().length, secrets: store.listSecretIds() };
+    const sessions = (await store.listSessions()).map((s) => s.id);
+    return { sessions, row: sessions[0] ? await store.getRuntime(sessions[0]) : null, rows: (await store.listRuntime()).length, secrets: await store.listSecretIds() };
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -238,7 +238,7 @@ describe('kubernetes executor: kill -9 of the controller at every checkpoint, th
   async function removeAndExpectNothing(c: Controller, dataDir: string, id: string): Promise<void> {
     await c.remove(id);
     expect(await objectsOf(id), 'remove deletes the Pod and the managed PVC').toEqual({ pods: [], pvcs: [] });
-    expect(inventory(dataDir)).toMatchObject({ sessions: [], rows: 0, secrets: [] });
+    expect(await inventory(dataDir)).toMatchObject({ sessions: [], rows: 0, secrets: [] });
   }
 
   it.concurrent.each(FRESH_POINTS.map((p) => [p]))(
@@ -248,15 +248,15 @@ describe('kubernetes executor: kill -9 of the controller at every checkpoint, th
         const dataDir = newDataDir();
         const child = await crashChild({ CHILD_DATA_DIR: dataDir, CHILD_REPO_URL: repo.url }, point);
         expect(child.status, `the child must die at ${point} (stdout: ${child.stdout.slice(-300)} stderr: ${child.stderr.slice(-800)})`).toBe(137);
-        const id = inventory(dataDir).sessions[0];
+        const id = (await inventory(dataDir)).sessions[0];
         expect(id, 'the session was recorded').toBeDefined();
-        const crashed = inventory(dataDir).row;
+        const crashed = (await inventory(dataDir)).row;
         expect(crashed?.state ?? null, 'the row the crash left').toBe(point === 'session_created' ? null : rowStateAt(point));
         const podsAtCrash = await expectCrashStateRecorded(id!, crashed, unrecordedAt(point));
 
         const c = await controller(dataDir);
         const view = await c.get(id!);
-        const after = inventory(dataDir);
+        const after = await inventory(dataDir);
         await expectObjectsMatchRow(id!, after.row);
         if (reachedReady(point)) {
           expect(view.error).toBeNull();
@@ -294,14 +294,14 @@ describe('kubernetes executor: kill -9 of the controller at every checkpoint, th
 
         const child = await crashChild({ CHILD_DATA_DIR: dataDir, CHILD_SESSION: v.id }, point);
         expect(child.status, `the child must die at ${point} (stdout: ${child.stdout.slice(-300)} stderr: ${child.stderr.slice(-800)})`).toBe(137);
-        const crashed = inventory(dataDir).row;
+        const crashed = (await inventory(dataDir)).row;
         expect(crashed?.state, 'the row the crash left').toBe(rowStateAt(point));
         const podsAtCrash = await expectCrashStateRecorded(v.id, crashed, unrecordedAt(point));
         expect(podsAtCrash, 'the replacement Pod was created').toHaveLength(point === 'pod_creating' ? 0 : 1);
 
         const c = await controller(dataDir);
         const view = await c.get(v.id);
-        const after = inventory(dataDir);
+        const after = await inventory(dataDir);
         await expectObjectsMatchRow(v.id, after.row);
         expect((await objectsOf(v.id)).pvcs, 'a resume never loses the PVC').toEqual(pvcUid);
         if (reachedReady(point)) {
@@ -314,7 +314,7 @@ describe('kubernetes executor: kill -9 of the controller at every checkpoint, th
           expect(view.error?.message).toMatch(/^resume was interrupted by a controller restart .*the workspace kept \(resume again\)$/);
           expect(after.row?.state).toBe('stopped');
           expect((await c.resume(v.id)).state, 'resumable after the rollback').toBe('ready');
-          await expectObjectsMatchRow(v.id, inventory(dataDir).row);
+          await expectObjectsMatchRow(v.id, (await inventory(dataDir)).row);
         }
         await expectServing(c, v.id);
         expect((await execText(c, v.id, ['cat', '.resume-marker'])).stdout, 'the work survived').toBe('kept\n');

@@ -20,14 +20,14 @@ const PVC = { mode: 'managed_pvc', size: '1Gi' };
 const STEP_REASONS = ['Uploading', 'Preparing', 'Cloning', 'RunningSetupScript', 'ContainerRestarted'];
 
 /** The nonce the controller recorded (decrypted from the inventory) for a session. */
-function recordedNonce(dataDir: string, sessionId: string): string {
+async function recordedNonce(dataDir: string, sessionId: string): Promise<string> {
   const store = InventoryStore.open({ dataDir });
   try {
-    const ref = store.getRuntime(sessionId)?.secretRefs.AGENTCTL_BOOTSTRAP_NONCE;
+    const ref = (await store.getRuntime(sessionId))?.secretRefs.AGENTCTL_BOOTSTRAP_NONCE;
     if (ref === undefined) throw new Error(`session ${sessionId} has no recorded nonce`);
-    return store.revealSecret(ref);
+    return await store.revealSecret(ref);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -106,7 +106,7 @@ describe.concurrent('kubernetes executor: bootstrap budgets, nonce, stop', () =>
     const c = h.controller;
     const v = await launchReady(c, { executor: 'pvc', agent: 'sleeper' });
     const check = async (): Promise<string> => {
-      const nonce = recordedNonce(h.dataDir, v.id);
+      const nonce = await recordedNonce(h.dataDir, v.id);
       expect(nonce).toMatch(/^[0-9a-f]{64}$/);
       const r = await execText(c, v.id, ['sh', '-c', 'cat /run/berth/auth.env; tr "\\0" "\\n" </proc/1/environ; ls -a /run/berth; env; cat /run/berth/* 2>/dev/null; :']);
       expect(r.exitCode).toBe(0);

@@ -13,13 +13,13 @@ import { waitForDiagnostic } from './support/failures.js';
 import { InventoryStore } from '../../src/inventory/index.js';
 
 /** The nonce the controller recorded for a session (decrypted from the inventory). */
-function recordedNonce(dataDir: string, sessionId: string): string | undefined {
+async function recordedNonce(dataDir: string, sessionId: string): Promise<string | undefined> {
   const store = InventoryStore.open({ dataDir });
   try {
-    const ref = store.getRuntime(sessionId)?.secretRefs.AGENTCTL_BOOTSTRAP_NONCE;
-    return ref === undefined ? undefined : store.revealSecret(ref);
+    const ref = (await store.getRuntime(sessionId))?.secretRefs.AGENTCTL_BOOTSTRAP_NONCE;
+    return ref === undefined ? undefined : await store.revealSecret(ref);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -45,7 +45,7 @@ describe('kubernetes executor: agentctl restarts in its Pod', () => {
     await waitForOutput(c, v.id, /ready for instructions/);
     const podOf = async () => (await h.core.listNamespacedPod({ namespace: h.ns.name, labelSelector: `berth.dev/session-id=${v.id}` })).items[0];
     const before = await podOf();
-    const nonceBefore = recordedNonce(h.dataDir, v.id);
+    const nonceBefore = await recordedNonce(h.dataDir, v.id);
     expect(nonceBefore).toMatch(/^[0-9a-f]{64}$/);
     // agentctl is the container's main process: SIGTERM ends it, the kubelet restarts the container
     await execText(c, v.id, ['sh', '-c', 'kill -TERM 1']).catch(() => undefined);
@@ -62,7 +62,7 @@ describe('kubernetes executor: agentctl restarts in its Pod', () => {
 
     // the next command re-attaches (same Pod, a fresh nonce written into it and traded) and runs
     expect((await execText(c, v.id, ['cat', 'BERTH_MARKER'])).stdout).toBe('marker-recovery\n');
-    const nonceAfter = recordedNonce(h.dataDir, v.id);
+    const nonceAfter = await recordedNonce(h.dataDir, v.id);
     expect(nonceAfter, 'the nonce traded with the restarted agentctl is recorded').toMatch(/^[0-9a-f]{64}$/);
     expect(nonceAfter, 'never the first agentctl\'s nonce again').not.toBe(nonceBefore);
     expect((await podOf())?.metadata?.uid, 'the same Pod').toBe(before?.metadata?.uid);

@@ -185,10 +185,10 @@ describe('kubernetes soak: 50 cycles through berth serve, with controller kills'
     expect(await client.list()).toEqual([]);
     const store = InventoryStore.open({ dataDir });
     try {
-      expect(store.listSessions()).toEqual([]);
-      expect(store.listRuntime()).toEqual([]);
+      expect(await store.listSessions()).toEqual([]);
+      expect(await store.listRuntime()).toEqual([]);
     } finally {
-      store.close();
+      await store.close();
     }
     expect(await labelledLeftovers(core, ns.name)).toEqual([]);
 

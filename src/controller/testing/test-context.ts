@@ -72,14 +72,14 @@ export function testContext(opts: TestContextOptions): TestContext {
     events,
     checkpoints,
     dispose: () => {
-      store.close();
+      void store.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
 
 /** Inserts a session at `launching` on executor `executor` (as the manager's launch does). */
-export function insertTestSession(store: InventoryStore, opts: { id?: string; executor?: string; secretEnv?: string[]; prompt?: string } = {}): SessionRecord {
+export function insertTestSession(store: InventoryStore, opts: { id?: string; executor?: string; secretEnv?: string[]; prompt?: string } = {}): Promise<SessionRecord> {
   const executor = opts.executor ?? 'fake';
   return store.insertSession({
     id: opts.id ?? 's-test',

@@ -35,15 +35,15 @@ describe('Bad input and faults', () => {
 
   afterAll(() => teardownController(c, dataDir, work));
 
-  function assertNothingLeft(sessionId: string): void {
+  async function assertNothingLeft(sessionId: string): Promise<void> {
     expect(agentctlPids(dataDir), 'no agentctl is left running').toEqual([]);
     expect(existsSync(join(dataDir, 'workspaces', sessionId)), 'the workspace is removed').toBe(false);
     const store = InventoryStore.open({ dataDir });
     try {
-      expect(store.getRuntime(sessionId), 'the provisional row is released').toBeNull();
-      expect(store.listSecretIds()).toEqual([]);
+      expect(await store.getRuntime(sessionId), 'the provisional row is released').toBeNull();
+      expect(await store.listSecretIds()).toEqual([]);
     } finally {
-      store.close();
+      await store.close();
     }
   }
 
@@ -111,7 +111,7 @@ describe('Bad input and faults', () => {
       'agentctl_connect:succeeded',
       'agent_start:failed',
     ]);
-    assertNothingLeft(s.id);
+    await assertNothingLeft(s.id);
   });
 
   it('fails the agent_start stage for an agent command that is not executable, saying why', async () => {
@@ -119,7 +119,7 @@ describe('Bad input and faults', () => {
     const v = await c.waitUntilSettled(s.id);
     expect(v.state).toBe('failed');
     expect(v.error).toMatchObject({ stage: 'agent_start', message: "agent 'noexec': cannot start './README.md': permission denied (EACCES)" });
-    assertNothingLeft(s.id);
+    await assertNothingLeft(s.id);
   });
 
   it.each([

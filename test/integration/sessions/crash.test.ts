@@ -31,12 +31,12 @@ function crashChild(env: Record<string, string>, checkpoint: string): { status: 
   return { status: res.status, stdout: res.stdout, stderr: res.stderr };
 }
 
-function inventory(dataDir: string) {
+async function inventory(dataDir: string) {
   const store = InventoryStore.open({ dataDir });
   try {
-    return { sessions: store.listSessions(), runtime: store.listRuntime(), secrets: store.listSecretIds() };
+    return { sessions: await store.listSessions(), runtime: await store.listRuntime(), secrets: await store.listSecretIds() };
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -65,12 +65,12 @@ describe('kill -9 of the controller at every launch checkpoint', () => {
     const repo = makeRepo(work, `repo-${checkpoint}`, `marker-${checkpoint}`);
     const child = crashChild({ CHILD_DATA_DIR: dataDir, CHILD_AGENTCTL: agentctl, CHILD_REPO: repo }, checkpoint);
     expect(child.status, `the child must die at ${checkpoint} (stderr: ${child.stderr.slice(-500)})`).toBe(137);
-    const id = /session (s-[0-9a-f]+)/.exec(child.stdout)?.[1] ?? inventory(dataDir).sessions[0]?.id;
+    const id = /session (s-[0-9a-f]+)/.exec(child.stdout)?.[1] ?? (await inventory(dataDir)).sessions[0]?.id;
     expect(id).toBeDefined();
 
     c = await startController(dataDir, agentctl);
     const view = await c.get(id!);
-    const after = inventory(dataDir);
+    const after = await inventory(dataDir);
     expect(after.sessions).toHaveLength(1);
     const reachedReady = LAUNCH_CHECKPOINTS.indexOf(checkpoint) >= LAUNCH_CHECKPOINTS.indexOf('ready');
 
@@ -97,7 +97,7 @@ describe('kill -9 of the controller at every launch checkpoint', () => {
     }
     await c.remove(id!);
     expect(agentctlPids(dataDir)).toEqual([]);
-    expect(inventory(dataDir)).toMatchObject({ sessions: [], runtime: [], secrets: [] });
+    expect(await inventory(dataDir)).toMatchObject({ sessions: [], runtime: [], secrets: [] });
     await c.close();
     c = undefined;
   });
@@ -122,7 +122,7 @@ describe('kill -9 of the controller at every launch checkpoint', () => {
       c = await startController(dataDir, agentctl);
       const view = await c.get(s.id);
       expect(existsSync(ready.workspacePath!), 'a resume never loses the workspace').toBe(true);
-      const after = inventory(dataDir);
+      const after = await inventory(dataDir);
       expect(after.runtime).toHaveLength(1);
       if (checkpoint === 'ready') {
         expect(view.state).toBe('ready');

@@ -75,12 +75,12 @@ describe('launch names: approved secrets and own config entries only', () => {
       body: JSON.stringify({ env: { BERTH_DEMO_STEP_MS: '0' }, ...body }),
     });
   const sessions = async () => ((await (await fetch(`${base}/api/v1/sessions`, { headers: { authorization: `Bearer ${token}` } })).json()) as { sessions: { id: string }[] }).sessions;
-  const secretIds = () => {
+  const secretIds = async () => {
     const store = InventoryStore.open({ dataDir });
     try {
-      return store.listSecretIds();
+      return await store.listSecretIds();
     } finally {
-      store.close();
+      await store.close();
     }
   };
 
@@ -138,6 +138,6 @@ describe('launch names: approved secrets and own config entries only', () => {
     expect(error.field).toBe(field);
     expect(error.message).toMatch(field === 'agent' ? `agent: unknown agent '${name}' (configured: demo, demo-acp, claude, codex, gemini, opencode)` : `executor: unknown executor or profile '${name}'`);
     expect(await sessions()).toEqual([]);
-    expect(secretIds(), 'no repository credential is stored').toEqual([]);
+    expect(await secretIds(), 'no repository credential is stored').toEqual([]);
   });
 });

@@ -127,10 +127,10 @@ describe('Sessions on the local executor: launch → output → exec → files �
     await c.close();
     const store = InventoryStore.open({ dataDir });
     try {
-      expect(store.listRuntime()).toEqual([]);
-      expect(store.listSecretIds(), 'the agentctl token and nonce are deleted with the session').toEqual([]);
+      expect(await store.listRuntime()).toEqual([]);
+      expect(await store.listSecretIds(), 'the agentctl token and nonce are deleted with the session').toEqual([]);
     } finally {
-      store.close();
+      await store.close();
     }
     c = await startController(dataDir, agentctl);
   });
@@ -140,10 +140,10 @@ describe('Sessions on the local executor: launch → output → exec → files �
     expect((await c.waitUntilSettled(v.id)).state).toBe('ready');
     const store = InventoryStore.open({ dataDir });
     try {
-      const row = store.getRuntime(v.id)!;
+      const row = (await store.getRuntime(v.id))!;
       expect(row.state).toBe('ready');
-      const token = store.revealSecret(row.secretRefs.AGENTCTL_AUTH_TOKEN!);
-      const nonce = store.revealSecret(row.secretRefs.AGENTCTL_BOOTSTRAP_NONCE!);
+      const token = await store.revealSecret(row.secretRefs.AGENTCTL_AUTH_TOKEN!);
+      const nonce = await store.revealSecret(row.secretRefs.AGENTCTL_BOOTSTRAP_NONCE!);
       expect(nonce).toMatch(/^[0-9a-f]{64}$/);
       for (const f of ['berth.db', 'berth.db-wal']) {
         const path = join(dataDir, 'state', f);
@@ -161,7 +161,7 @@ describe('Sessions on the local executor: launch → output → exec → files �
       expect(environ).not.toContain(nonce);
       expect(existsSync(join(meta.sessionDir, 'agentctl-state', '.bootstrap-nonce')), 'agentctl removed its nonce file').toBe(false);
     } finally {
-      store.close();
+      await store.close();
     }
     await waitForOutput(c, v.id, /ready for instructions/);
     expect(await outputSoFar(c, v.id)).toContain('agent> starting');

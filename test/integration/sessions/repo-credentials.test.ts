@@ -58,12 +58,12 @@ describe('repository URL credentials and --secret-env', () => {
   const url = (password: string) => `http://user:${password}@127.0.0.1:${git.port}/repo.git`;
   const redacted = () => `http://127.0.0.1:${git.port}/repo.git`;
 
-  function secretIds(): string[] {
+  async function secretIds(): Promise<string[]> {
     const store = InventoryStore.open({ dataDir });
     try {
-      return store.listSecretIds();
+      return await store.listSecretIds();
     } finally {
-      store.close();
+      await store.close();
     }
   }
 
@@ -94,7 +94,7 @@ describe('repository URL credentials and --secret-env', () => {
     expect(ls.code).toBe(0);
     expect(status.code).toBe(0);
     expect((JSON.parse(status.stdout) as View).repository).toEqual({ url: redacted(), credentials: true });
-    expect(secretIds(), 'the credential is in the encrypted store').toContain(`repo-credential-${view.id}`);
+    expect(await secretIds(), 'the credential is in the encrypted store').toContain(`repo-credential-${view.id}`);
 
     const sessionDir = join(dataDir, 'workspaces', view.id);
     const places: Record<string, string> = {
@@ -110,7 +110,7 @@ describe('repository URL credentials and --secret-env', () => {
 
     const rm = await runCli(['rm', view.id], { dataDir });
     expect(rm.code, rm.stderr).toBe(0);
-    expect(secretIds(), 'rm deletes the credential').not.toContain(`repo-credential-${view.id}`);
+    expect(await secretIds(), 'rm deletes the credential').not.toContain(`repo-credential-${view.id}`);
   });
 
   it('fails the workspace stage on wrong credentials with a message that does not contain them', async () => {
@@ -134,10 +134,10 @@ describe('repository URL credentials and --secret-env', () => {
       expect(text.includes(WRONG), `${place} must not contain the credential`).toBe(false);
     }
     expect(existsSync(join(dataDir, 'workspaces', id)), 'the rollback removed the workspace').toBe(false);
-    expect(secretIds(), 'the failed session keeps its credential (resume clones again)').toContain(`repo-credential-${id}`);
+    expect(await secretIds(), 'the failed session keeps its credential (resume clones again)').toContain(`repo-credential-${id}`);
 
     expect((await runCli(['rm', id], { dataDir })).code).toBe(0);
-    expect(secretIds()).not.toContain(`repo-credential-${id}`);
+    expect(await secretIds()).not.toContain(`repo-credential-${id}`);
   });
 
   it('passes --secret-env values from the controller environment to the agent without storing them', async () => {

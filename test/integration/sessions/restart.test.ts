@@ -17,12 +17,12 @@ import {
   waitForOutput,
 } from './helpers.js';
 
-function recordedAgentctlPid(dataDir: string, sessionId: string): number {
+async function recordedAgentctlPid(dataDir: string, sessionId: string): Promise<number> {
   const store = InventoryStore.open({ dataDir });
   try {
-    return Number(store.getRuntime(sessionId)?.metadata.local_agentctl_pid);
+    return Number((await store.getRuntime(sessionId))?.metadata.local_agentctl_pid);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -52,8 +52,8 @@ describe('Controller restart with sessions running', () => {
     await waitForOutput(c, a.id, /you said: before restart/);
     const wsA = (await c.get(a.id)).workspacePath!;
     const wsB = (await c.get(b.id)).workspacePath!;
-    const pidA = recordedAgentctlPid(dataDir, a.id);
-    const pidB = recordedAgentctlPid(dataDir, b.id);
+    const pidA = await recordedAgentctlPid(dataDir, a.id);
+    const pidB = await recordedAgentctlPid(dataDir, b.id);
 
     // the controller goes away; the detached agentctls keep running
     await c.close();
@@ -68,7 +68,7 @@ describe('Controller restart with sessions running', () => {
     expect(viewB.state).toBe('ready');
 
     // A: same agentctl, same agent, full output replayed
-    expect(recordedAgentctlPid(dataDir, a.id)).toBe(pidA);
+    expect(await recordedAgentctlPid(dataDir, a.id)).toBe(pidA);
     expect(viewA.agentProcess).toMatchObject({ id: 'agent-1', status: 'running' });
     expect(processesWithCwd(wsA), 'exactly one agent in A').toHaveLength(1);
     const replay = await outputSoFar(c, a.id);
@@ -79,7 +79,7 @@ describe('Controller restart with sessions running', () => {
 
     // B: agentctl restarted with a fresh nonce, the instance re-created with the same id; the
     // agent died with the old agentctl: it is reported lost and NOT re-run by itself (issue 7 item 4)
-    const newPidB = recordedAgentctlPid(dataDir, b.id);
+    const newPidB = await recordedAgentctlPid(dataDir, b.id);
     expect(newPidB).not.toBe(pidB);
     expect(viewB.agentProcess).toMatchObject({ id: 'agent-1', status: 'lost' });
     expect(viewB.agentProcess?.lostReason).toMatch(/agentctl/);
@@ -88,9 +88,9 @@ describe('Controller restart with sessions running', () => {
 
     const store = InventoryStore.open({ dataDir });
     try {
-      expect(store.listRuntime().map((r) => [r.sessionId, r.state]).sort()).toEqual([[a.id, 'ready'], [b.id, 'ready']].sort());
+      expect((await store.listRuntime()).map((r) => [r.sessionId, r.state]).sort()).toEqual([[a.id, 'ready'], [b.id, 'ready']].sort());
     } finally {
-      store.close();
+      await store.close();
     }
 
     // a second restart right away changes nothing
@@ -145,7 +145,7 @@ describe('Controller restart with sessions running', () => {
     const ready = await c.waitUntilSettled(s.id);
     expect(ready.state).toBe('ready');
     await waitForOutput(c, s.id, /ready for instructions/);
-    const pid = recordedAgentctlPid(dataDir, s.id);
+    const pid = await recordedAgentctlPid(dataDir, s.id);
     process.kill(pid, 'SIGKILL');
     // status notices at once: the agent is lost, not "running"
     const seen = await c.get(s.id);
@@ -153,7 +153,7 @@ describe('Controller restart with sessions running', () => {
     // the next call finds agentctl unreachable, re-attaches (agentctl restarted with the recorded
     // nonce) and runs — without re-running the agent
     expect((await execText(c, s.id, ['cat', 'BERTH_MARKER'])).stdout).toBe('marker-d\n');
-    expect(recordedAgentctlPid(dataDir, s.id)).not.toBe(pid);
+    expect(await recordedAgentctlPid(dataDir, s.id)).not.toBe(pid);
     const view = await c.get(s.id);
     expect(view.state).toBe('ready');
     expect(view.agentProcess).toMatchObject({ id: 'agent-1', status: 'lost' });
@@ -171,7 +171,7 @@ describe('Controller restart with sessions running', () => {
   it('ends an exec at once, saying why, when agentctl dies while the command runs (not after a long retry)', async () => {
     const s = await c.launch({ repository: { path: makeRepo(work, 'f', 'marker-f') }, env: FAST_AGENT_ENV });
     expect((await c.waitUntilSettled(s.id)).state).toBe('ready');
-    const pid = recordedAgentctlPid(dataDir, s.id);
+    const pid = await recordedAgentctlPid(dataDir, s.id);
     let started = false;
     const running = c
       .exec(s.id, ['sh', '-c', 'echo started; sleep 60'], { onOutput: () => (started = true) })

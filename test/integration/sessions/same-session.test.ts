@@ -33,10 +33,10 @@ describe('Operations racing on the same session', () => {
     expect(existsSync(join(dataDir, 'workspaces', s.id))).toBe(false);
     const store = InventoryStore.open({ dataDir });
     try {
-      expect(store.listRuntime()).toEqual([]);
-      expect(store.listSecretIds()).toEqual([]);
+      expect(await store.listRuntime()).toEqual([]);
+      expect(await store.listSecretIds()).toEqual([]);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 

@@ -1,0 +1,75 @@
+/**
+ * The inventory's one interface, whichever backend holds it (SQLite on one machine, Postgres for a
+ * team). Every write is durable when its promise resolves: a caller awaits a checkpoint before the
+ * next side effect (spec §4.1).
+ * @module
+ */
+import type { RuntimeRecord, SessionRecord } from './records.js';
+
+/** A runtime row write: `updatedAt`/`createdAt` are assigned by the store. */
+export type RuntimeUpsert = Omit<RuntimeRecord, 'createdAt' | 'updatedAt'>;
+
+/** The mutable fields of a session. */
+export type SessionPatch = Partial<Pick<SessionRecord, 'state' | 'error' | 'stages' | 'workspacePath' | 'name'>>;
+
+/**
+ * Who may write (the leader's Lease generation). A store opened with a fence refuses every write
+ * once another holder has claimed a newer generation (InventoryFencedError): a deposed leader that
+ * has not noticed yet cannot act on a session the new one owns.
+ */
+export interface InventoryFence {
+  /** The Lease holder's identity (the controller Pod's name). */
+  holder: string;
+  /** The generation this holder claimed (the Lease's transitions count, or a counter the store keeps). */
+  generation: number;
+}
+
+export interface Inventory {
+  /** Which backend this is (`sqlite`, `postgres`), for metrics and `berth doctor`. */
+  readonly backend: 'sqlite' | 'postgres';
+  close(): Promise<void>;
+  /** The applied schema version (the highest migration number). */
+  schemaVersion(): Promise<number>;
+
+  insertSession(record: Omit<SessionRecord, 'createdAt' | 'updatedAt'>): Promise<SessionRecord>;
+  getSession(id: string): Promise<SessionRecord | null>;
+  listSessions(): Promise<SessionRecord[]>;
+  /** Updates the mutable fields of a session; the new record, or null when it does not exist. */
+  updateSession(id: string, patch: SessionPatch): Promise<SessionRecord | null>;
+  /** Deletes a session, its runtime row and the secrets that row references. */
+  deleteSession(id: string): Promise<void>;
+
+  getRuntime(sessionId: string): Promise<RuntimeRecord | null>;
+  listRuntime(): Promise<RuntimeRecord[]>;
+  /**
+   * Writes the runtime row of a session (one per session). A row of another instance is replaced
+   * only when `replaceInstance` names it (InventoryConflictError otherwise).
+   */
+  upsertRuntime(record: RuntimeUpsert, opts?: { replaceInstance?: string }): Promise<RuntimeRecord>;
+  /** Compare-and-swap delete on (session, instance, updated_at); a missing row is fine. */
+  releaseRuntime(sessionId: string, instanceId: string, updatedAt: string): Promise<void>;
+
+  /** Encrypts and stores a secret under `id` (replacing one); returns the id. */
+  putSecret(id: string, plaintext: string): Promise<string>;
+  /** Decrypts a stored secret; SecretStoreError when missing or tampered. */
+  revealSecret(id: string): Promise<string>;
+  deleteSecret(id: string): Promise<void>;
+  /** Ids of every stored secret (orphan sweeps, leak checks). */
+  listSecretIds(): Promise<string[]>;
+
+  /**
+   * Records `fence` as the writer from now on, if its generation is at least the stored one; false
+   * when a newer generation is stored (this holder was deposed). From the first call on, every write
+   * through this store is checked against `fence` in its own transaction and refused
+   * (InventoryFencedError) unless the stored fence is exactly it, so after `false` writes are refused
+   * too. Before any call, writes are unchecked (a single controller).
+   */
+  claimFence(fence: InventoryFence): Promise<boolean>;
+
+  /**
+   * The installation id (32 hex digits) every replica of this Berth stamps on the objects it
+   * creates, created on first use: the data dir's `state/installation-id` for SQLite, a row of the
+   * database for Postgres (so a standby that takes over sweeps what the old leader created).
+   */
+  installationId(): Promise<string>;
+}

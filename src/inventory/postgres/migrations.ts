@@ -1,0 +1,94 @@
+/**
+ * Versioned schema migrations of the Postgres inventory. Append only: a released migration is never
+ * edited, a change is a new numbered entry. The versions match SQLite's (../migrations.ts) one for
+ * one, so `schemaVersion()` means the same on both backends.
+ *
+ * Columns hold what SQLite holds (JSON as TEXT, ISO timestamps as TEXT), so both backends share the
+ * row mapping of records.ts. Keys and timestamps sort by code point (`COLLATE "C"`), as in SQLite.
+ * @module
+ */
+import { newerSchemaError, type Migration } from '../migrations.js';
+import type { Query } from './runner.js';
+
+const PG_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'sessions, runtime inventory, secrets',
+    sql: `
+      CREATE TABLE sessions (
+        id             TEXT COLLATE "C" PRIMARY KEY,
+        name           TEXT,
+        executor       TEXT NOT NULL,
+        agent          TEXT NOT NULL,
+        repository     TEXT NOT NULL,
+        request        TEXT NOT NULL,
+        state          TEXT NOT NULL,
+        error          TEXT,
+        stages         TEXT NOT NULL,
+        workspace_path TEXT,
+        created_at     TEXT COLLATE "C" NOT NULL,
+        updated_at     TEXT COLLATE "C" NOT NULL
+      );
+      CREATE TABLE runtime_inventory (
+        session_id     TEXT COLLATE "C" PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        instance_id    TEXT NOT NULL UNIQUE,
+        executor       TEXT NOT NULL,
+        state          TEXT NOT NULL,
+        metadata       TEXT NOT NULL,
+        stages         TEXT NOT NULL,
+        secret_refs    TEXT NOT NULL,
+        created_at     TEXT COLLATE "C" NOT NULL,
+        updated_at     TEXT COLLATE "C" NOT NULL
+      );
+      CREATE TABLE secrets (
+        id             TEXT COLLATE "C" PRIMARY KEY,
+        ciphertext     BYTEA NOT NULL,
+        iv             BYTEA NOT NULL,
+        tag            BYTEA NOT NULL,
+        created_at     TEXT NOT NULL
+      );
+    `,
+  },
+  {
+    version: 2,
+    name: 'fence',
+    sql: `
+      CREATE TABLE fence (
+        id             INTEGER PRIMARY KEY CHECK (id = 1),
+        holder         TEXT NOT NULL,
+        generation     BIGINT NOT NULL
+      );
+    `,
+  },
+  {
+    version: 3,
+    name: 'settings',
+    sql: `
+      CREATE TABLE settings (
+        key            TEXT COLLATE "C" PRIMARY KEY,
+        value          TEXT NOT NULL
+      );
+    `,
+  },
+];
+
+/** The advisory lock every migrating controller takes: a second one starting at once waits its turn. */
+const MIGRATION_LOCK = '7310575183335145331';
+
+/**
+ * Applies the pending migrations inside the caller's transaction, under a transaction-scoped advisory
+ * lock: two controllers starting at once apply each migration once (the second finds them applied).
+ * Refuses a database written by a newer berth.
+ */
+export async function migratePostgres(query: Query): Promise<void> {
+  await query('SELECT pg_advisory_xact_lock($1::bigint)', [MIGRATION_LOCK]);
+  await query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+  const applied = new Set((await query<{ version: number }>('SELECT version FROM schema_migrations')).map((r) => r.version));
+  const newer = newerSchemaError(Math.max(0, ...applied), PG_MIGRATIONS);
+  if (newer) throw newer;
+  for (const m of PG_MIGRATIONS) {
+    if (applied.has(m.version)) continue;
+    await query(m.sql);
+    await query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [m.version, m.name, new Date().toISOString()]);
+  }
+}
