@@ -46,9 +46,9 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'serve',
     summary: 'run the controller and its HTTP API (foreground)',
-    usage: 'serve [--port N] [--host H] [--tls-cert FILE --tls-key FILE]',
+    usage: 'serve [--port N] [--host H] [--tls-cert FILE --tls-key FILE] [--token-file FILE] [--public-host NAME]',
     description:
-      'Runs the controller for the data dir and serves the API on 127.0.0.1. Writes the bearer token to <data-dir>/state/api-token (mode 0600) and the port to <data-dir>/serve.json. Only one serve per data dir. Stop it with Ctrl-C or SIGTERM (workspaces keep running). Environment: BERTH_PORT (default port), BERTH_LOG_LEVEL (pino level, default info; logs go to stderr).',
+      'Runs the controller for the data dir and serves the API on 127.0.0.1. Writes the bearer token to <data-dir>/state/api-token (mode 0600) and the port to <data-dir>/serve.json. Only one serve per data dir. Stop it with Ctrl-C or SIGTERM (workspaces keep running). Environment: BERTH_PORT (default port), BERTH_API_TOKEN_FILE (default --token-file), BERTH_PUBLIC_HOSTS (default --public-host, a comma list), BERTH_LOG_LEVEL (pino level, default info; logs go to stderr).',
     options: {
       port: { type: 'string', value: 'N', description: 'port to listen on, 0 picks a free one (default: 7420)' },
       host: {
@@ -58,6 +58,23 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
       'tls-cert': { type: 'string', value: 'FILE', description: 'serve HTTPS with this PEM certificate chain (with --tls-key); remote clients connect with berth login https://... --ca CA-FILE' },
       'tls-key': { type: 'string', value: 'FILE', description: 'the PEM private key of --tls-cert' },
+      'token-file': {
+        type: 'string',
+        value: 'FILE',
+        description:
+          'read the API token from FILE (e.g. a mounted Secret; at least 32 characters) instead of making a new random one at each start; it is still written to <data-dir>/state/api-token',
+      },
+      'public-host': {
+        type: 'string',
+        multiple: true,
+        value: 'NAME',
+        description:
+          'another name clients reach the server by, e.g. a Service DNS name or an Ingress host (repeatable, or a comma list); the Host check (against DNS rebinding) accepts it with any port, besides the loopback names and --host',
+      },
+      'secure-cookie': {
+        type: 'boolean',
+        description: 'mark the dashboard cookie Secure and accept an https:// Origin: for TLS terminated in front of serve, e.g. by an Ingress (on with --tls-cert)',
+      },
     },
     positionals: [],
     formats: [],

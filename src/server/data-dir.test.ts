@@ -62,6 +62,14 @@ describe('serve files', () => {
     expect(statSync(join(dir, 'state', 'api-token')).mode & 0o777).toBe(0o600);
   });
 
+  it('writes a given token (--token-file) as it is, mode 0600, for local tooling', () => {
+    dir = mkdtempSync(join(tmpdir(), 'berth-dd-'));
+    const given = 'a-token-from-a-mounted-secret-0123456789';
+    expect(writeApiToken(dir, given)).toBe(given);
+    expect(readFileSync(join(dir, 'state', 'api-token'), 'utf8')).toBe(`${given}\n`);
+    expect(statSync(join(dir, 'state', 'api-token')).mode & 0o777).toBe(0o600);
+  });
+
   it('discovers a server only while the recorded pid lives', () => {
     dir = mkdtempSync(join(tmpdir(), 'berth-dd-'));
     const token = writeApiToken(dir);

@@ -1,8 +1,8 @@
 /**
  * The files `berth serve` keeps in the data dir, and how the CLI finds a running server:
  *  - `serve.lock`: created with O_EXCL, holds the serving pid and its start time (one writer per data dir);
- *  - `state/api-token`: the bearer token (mode 0600, 256 random bits, new on every start), beside the
- *    inventory in the private `state/` dir (shared/layout.ts);
+ *  - `state/api-token`: the bearer token (mode 0600, 256 random bits, new on every start unless
+ *    `--token-file` gives it), beside the inventory in the private `state/` dir (shared/layout.ts);
  *  - `serve.json`: `{pid, port, startedAt}` of the running server.
  * @module
  */
@@ -128,9 +128,11 @@ function takeOverStale(path: string, stale: string): void {
   }
 }
 
-/** Writes a fresh random token (mode 0600, atomically) and returns it. */
-export function writeApiToken(dataDir: string): string {
-  const token = randomBytes(32).toString('base64url');
+/**
+ * Writes the API token (mode 0600, atomically) and returns it: `token` (`--token-file`, so every
+ * start and every replica has the same) or a fresh random one.
+ */
+export function writeApiToken(dataDir: string, token: string = randomBytes(32).toString('base64url')): string {
   const path = join(ensureStateDir(dataDir), TOKEN_FILE);
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, `${token}\n`, { mode: 0o600 });

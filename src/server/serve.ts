@@ -36,6 +36,12 @@ interface ServeOptions {
   launchOptions?: LaunchOptions;
   /** Serve HTTPS with this certificate chain and key (PEM contents). */
   tls?: { cert: string; key: string };
+  /** The API token (`--token-file`), written to `state/api-token` too. @default a fresh random one each start */
+  token?: string;
+  /** Names a Service or Ingress gives the server (`--public-host`), accepted in the Host header. */
+  publicHosts?: readonly string[];
+  /** Whether the dashboard cookie is `Secure` (`--secure-cookie`). @default whether `tls` is set */
+  secureCookie?: boolean;
   /**
    * The launch targets the metrics label, with their executor entry and profile
    * (`metricTargetsOf(config)`). @default the launch options' targets, each labelled as itself
@@ -72,7 +78,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   let starting: Promise<ApiService> | undefined;
   let server: ReturnType<typeof createApiServer> | undefined;
   try {
-    const token = writeApiToken(opts.dataDir);
+    const token = writeApiToken(opts.dataDir, opts.token);
     let started: (service: Promise<ApiService>) => void = () => undefined;
     const service = new Promise<ApiService>((resolve) => (started = (s) => resolve(s)));
     server = createApiServer({
@@ -88,6 +94,8 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
       ...(opts.launchOptions !== undefined ? { launchOptions: opts.launchOptions } : {}),
       ...(host !== DEFAULT_HOST ? { host } : {}),
       ...(opts.tls !== undefined ? { tls: opts.tls } : {}),
+      ...(opts.publicHosts !== undefined ? { publicHosts: opts.publicHosts } : {}),
+      ...(opts.secureCookie !== undefined ? { secureCookie: opts.secureCookie } : {}),
     });
     await listen(server, opts.port, host);
     opts.onListening?.((server.address() as AddressInfo).port);

@@ -60,6 +60,13 @@ interface ApiServerOptions {
   webRoot?: string;
   /** The address `berth serve --host` binds besides loopback names: accepted in the Host header too. */
   host?: string;
+  /** Names a Service or Ingress gives the server (`--public-host`): accepted in the Host header with any port. */
+  publicHosts?: readonly string[];
+  /**
+   * Whether the dashboard cookie is `Secure` and an `https://` Origin is the server's own: TLS here
+   * or at a proxy in front (an Ingress). @default whether `tls` is set
+   */
+  secureCookie?: boolean;
   /** What `GET /api/v1/launch-options` answers (from the config); absent: 501. */
   launchOptions?: LaunchOptions;
   /** The dashboard's login codes and cookie sessions. @default a fresh one (in memory) */
@@ -118,17 +125,20 @@ function requestLogger(log: ApiLogger | undefined): (outcome: RequestOutcome) =>
 /** Creates (does not bind) the API server. */
 export function createApiServer(opts: ApiServerOptions): Server {
   const keepAliveMs = opts.keepAliveMs ?? 15_000;
-  const auth = opts.dashboardAuth ?? new DashboardAuth();
+  const secure = opts.secureCookie ?? opts.tls !== undefined;
+  const auth = opts.dashboardAuth ?? new DashboardAuth({ secure });
   const readiness = opts.readiness ?? new Readiness();
   const metricsAuth = opts.metricsAuth ?? false;
   let hosts: string[] | undefined;
   const gate = new Gate({
     token: opts.token,
     auth,
+    // Served over TLS: https only; TLS at a proxy in front: https there, http through a port-forward.
+    originSchemes: opts.tls ? ['https'] : secure ? ['http', 'https'] : ['http'],
     hosts: () => {
       if (hosts) return hosts;
       const port = (server.address() as AddressInfo | null)?.port ?? 0;
-      const list = allowedHosts(port, opts.host);
+      const list = allowedHosts(port, opts.host, opts.publicHosts);
       if (port > 0) hosts = list;
       return list;
     },

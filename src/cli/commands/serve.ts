@@ -17,6 +17,7 @@ import type { CliContext, ParsedCommand } from '../types.js';
 import { createSessionService } from '../controller-factory.js';
 import { installLastResort } from '../last-resort.js';
 import { metricTargetsOf } from '../../server/metric-targets.js';
+import { parsePublicHosts, readTokenFile } from './serve-options.js';
 
 export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> {
   const portText = (cmd.values.port as string | undefined) ?? ctx.env.BERTH_PORT ?? String(DEFAULT_API_PORT);
@@ -26,6 +27,10 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
     throw new UsageError(`serve: --host must be an IP address or a host name (got ${JSON.stringify(host)})`, 'serve');
   }
   const tls = readTls(cmd);
+  const token = readTokenFile(cmd.values['token-file'] as string | undefined, ctx.env);
+  const publicHosts = parsePublicHosts(cmd.values['public-host'] as string[] | undefined, ctx.env);
+  // TLS here, or at an Ingress in front (--secure-cookie): the dashboard cookie is then Secure.
+  const secureCookie = cmd.values['secure-cookie'] === true || tls !== undefined;
   // Validate the config before anything else so a typo is reported without side effects.
   const config = loadConfig({ dataDir: ctx.dataDir, ...(ctx.configPath !== undefined ? { path: ctx.configPath } : {}) });
   const logger = pino({ name: 'berth', level: ctx.env.BERTH_LOG_LEVEL ?? 'info' }, pino.destination(2));
@@ -40,6 +45,9 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
     // the executor and profile label values /metrics creates up front
     metricTargets: metricTargetsOf(config),
     ...(tls !== undefined ? { tls } : {}),
+    ...(token !== undefined ? { token } : {}),
+    ...(publicHosts.length > 0 ? { publicHosts } : {}),
+    secureCookie,
     logger,
     // What `berth doctor` compares with the file on disk to tell that a restart is needed.
     configSha256: config.sourceSha256 ?? null,

@@ -121,6 +121,12 @@ describe('cookie headers', () => {
     expect(auth.clearedCookie()).toBe('berth_session_x1=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0');
   });
 
+  it('marks both cookies Secure when asked (TLS here or at an Ingress)', () => {
+    const auth = new DashboardAuth({ cookieName: 'berth_session_x1', secure: true });
+    expect(auth.sessionCookie('abc')).toBe('berth_session_x1=abc; HttpOnly; SameSite=Strict; Path=/; Secure');
+    expect(auth.clearedCookie()).toBe('berth_session_x1=; HttpOnly; SameSite=Strict; Path=/; Secure; Max-Age=0');
+  });
+
   it('refuses a cookie name that would break the header, naming the option', () => {
     expect(() => new DashboardAuth({ cookieName: 'a=b; x' })).toThrow(/cookieName/);
   });

@@ -42,6 +42,8 @@ interface DashboardAuthOptions {
   idleMs?: number;
   /** @default `berth_session_` + 12 random hex digits (a serve's cookie is not even named like another's) */
   cookieName?: string;
+  /** Whether the cookie is `Secure` (sent over HTTPS only): when the server, or a proxy in front of it, speaks TLS. @default false */
+  secure?: boolean;
 }
 
 export class DashboardAuth {
@@ -52,12 +54,14 @@ export class DashboardAuth {
   readonly #now: () => number;
   readonly #codeTtlMs: number;
   readonly #idleMs: number;
+  readonly #attributes: string;
 
   constructor(opts: DashboardAuthOptions = {}) {
     this.#now = opts.now ?? Date.now;
     this.#codeTtlMs = opts.codeTtlMs ?? CODE_TTL_MS;
     this.#idleMs = opts.idleMs ?? SESSION_IDLE_MS;
     this.cookieName = opts.cookieName ?? `${COOKIE_PREFIX}${randomBytes(6).toString('hex')}`;
+    this.#attributes = `HttpOnly; SameSite=Strict; Path=/${opts.secure === true ? '; Secure' : ''}`;
     if (!/^[A-Za-z0-9_]+$/.test(this.cookieName)) throw new TypeError('DashboardAuth: cookieName must be letters, digits and _');
   }
 
@@ -128,12 +132,12 @@ export class DashboardAuth {
 
   /** The Set-Cookie value that starts a dashboard session. */
   sessionCookie(value: string): string {
-    return `${this.cookieName}=${value}; HttpOnly; SameSite=Strict; Path=/`;
+    return `${this.cookieName}=${value}; ${this.#attributes}`;
   }
 
   /** The Set-Cookie value that clears it. */
   clearedCookie(): string {
-    return `${this.cookieName}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`;
+    return `${this.cookieName}=; ${this.#attributes}; Max-Age=0`;
   }
 
   /** The session under `key` unless it has idled out (then it is forgotten). */

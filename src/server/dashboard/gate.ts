@@ -8,7 +8,7 @@
 import type { IncomingMessage } from 'node:http';
 import { bearerToken, HttpError, tokenMatches } from '../../shared/http/index.js';
 import type { CookieCheck, DashboardAuth } from './auth.js';
-import { cookieValue, hostProblem, originProblem } from './guard.js';
+import { cookieValue, hostProblem, originProblem, type OriginScheme } from './guard.js';
 
 /** The header carrying the CSRF token on every cookie request. */
 const CSRF_HEADER = 'x-berth-csrf';
@@ -25,6 +25,8 @@ interface GateOptions {
   auth: DashboardAuth;
   /** The accepted Host header values (known once the server listens). */
   hosts: () => readonly string[];
+  /** The schemes of the server's own Origin (`originProblem`). @default ['http'] */
+  originSchemes?: readonly OriginScheme[];
 }
 
 const header = (req: IncomingMessage, name: string): string | undefined => {
@@ -94,7 +96,7 @@ export class Gate {
     if (cookie === undefined) return new HttpError('unauthorized', 'missing or wrong bearer token');
     const problem = cookieProblem(this.#opts.auth.check(cookie, url.searchParams.get(CSRF_QUERY) ?? header(req, CSRF_HEADER)));
     if (problem !== null) return new HttpError('unauthorized', problem);
-    const originRefused = originProblem(header(req, 'origin'), req.headers.host ?? '');
+    const originRefused = originProblem(header(req, 'origin'), req.headers.host ?? '', this.#opts.originSchemes);
     return originRefused === null ? null : new HttpError('forbidden', originRefused);
   }
 
@@ -104,7 +106,7 @@ export class Gate {
   }
 
   #checkOrigin(req: IncomingMessage, origin: string | undefined): void {
-    const problem = originProblem(origin, req.headers.host ?? '');
+    const problem = originProblem(origin, req.headers.host ?? '', this.#opts.originSchemes);
     if (problem !== null) throw new HttpError('forbidden', problem);
   }
 }

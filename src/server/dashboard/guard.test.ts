@@ -31,6 +31,28 @@ describe('allowedHosts / hostProblem', () => {
   it('accepts the bare name on port 80 only', () => {
     expect(hostProblem('localhost', allowedHosts(80))).toBeNull();
   });
+
+  describe('public hosts (--public-host)', () => {
+    const pub = allowedHosts(8080, '0.0.0.0', ['berth.agents.svc', 'berth.example.com', 'fd00::7']);
+
+    it.each(['berth.agents.svc', 'berth.agents.svc:80', 'BERTH.example.com', 'berth.example.com:443', 'berth.example.com:8080', '[fd00::7]:80', '127.0.0.1:8080'])(
+      'accepts %s (a Service or Ingress name, with any port)',
+      (host) => {
+        expect(hostProblem(host, pub)).toBeNull();
+      },
+    );
+
+    it.each(['evil.example', 'berth.agents.svc.evil.example', 'x.berth.example.com', 'berth.example.com:', 'berth.example.com:80:80', '127.0.0.1:80'])(
+      'refuses %s',
+      (host) => {
+        expect(hostProblem(host, pub)).toContain(JSON.stringify(host));
+      },
+    );
+
+    it('lists them in the refusal', () => {
+      expect(hostProblem('evil.example', pub)).toContain('berth.agents.svc:*');
+    });
+  });
 });
 
 describe('originProblem', () => {
@@ -49,6 +71,18 @@ describe('originProblem', () => {
 
   it('refuses a missing Origin', () => {
     expect(originProblem(undefined, '127.0.0.1:7420')).toMatch(/needs an Origin/);
+  });
+
+  it('accepts https where the server or a proxy in front speaks TLS, and only the schemes given', () => {
+    expect(originProblem('https://berth.example.com', 'berth.example.com', ['http', 'https'])).toBeNull();
+    expect(originProblem('http://127.0.0.1:8080', '127.0.0.1:8080', ['http', 'https'])).toBeNull();
+    expect(originProblem('https://127.0.0.1:7420', '127.0.0.1:7420', ['https'])).toBeNull();
+    expect(originProblem('http://127.0.0.1:7420', '127.0.0.1:7420', ['https'])).toMatch(/not this server's origin \(https:\/\/127\.0\.0\.1:7420\)/);
+    expect(originProblem('https://evil.example', 'berth.example.com', ['http', 'https'])).toMatch(/not this server's origin/);
+  });
+
+  it('points at --secure-cookie when an https page reaches a plain-HTTP server', () => {
+    expect(originProblem('https://berth.example.com', 'berth.example.com')).toMatch(/--secure-cookie/);
   });
 });
 
