@@ -75,6 +75,12 @@ export const COMMANDS: readonly CommandSpec[] = [
         type: 'boolean',
         description: 'mark the dashboard cookie Secure and accept an https:// Origin: for TLS terminated in front of serve, e.g. by an Ingress (on with --tls-cert)',
       },
+      lease: {
+        type: 'string',
+        value: 'NAME',
+        description:
+          'run as one replica of several sharing a Postgres store (store.backend: postgres): only the holder of the Lease NAME (in $POD_NAMESPACE) runs the controller, the others wait as standbys (/readyz 503) and take over when it lapses (also $BERTH_LEASE)',
+      },
     },
     positionals: [],
     formats: [],

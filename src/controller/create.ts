@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import { loadConfig, type ResolvedConfig } from '../config/index.js';
 import { createExecutors, metadataKeyPrefixes, profileSnapshot, type ExecutorDeps } from './executor-factory.js';
-import { InventoryStore } from '../inventory/index.js';
+import { openInventory, timeInventory, type Inventory, type InventoryFence } from '../inventory/index.js';
 import { KeyedLock } from '../shared/locks.js';
 import { silentLogger, type Logger } from '../shared/logger.js';
 import { SessionEvents } from './events.js';
@@ -28,8 +28,15 @@ interface ControllerOptions {
    * Test hooks; default: read from `env` (`BERTH_TEST_HOOKS=1` + `BERTH_TEST_CRASH_AT=<checkpoint>`).
    */
   testHooks?: TestHooks;
-  /** The controller environment: source of approved secret env values and of the test hooks. @default process.env */
+  /** The controller environment: source of approved secret env values, the store's connection and the test hooks. @default process.env */
   env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * The leader's Lease claim: the store refuses this controller's writes once a newer one is
+   * claimed (InventoryFencedError). Absent: one controller, writes unchecked.
+   */
+  fence?: InventoryFence;
+  /** Called with every store call's duration (the store latency metric). */
+  observeStore?: (op: string, seconds: number, ok: boolean, backend: Inventory['backend']) => void;
 }
 
 export type Controller = SessionService & SessionWorkspaceService & SessionConversationService & { recover(): Promise<void> };
@@ -44,8 +51,16 @@ export async function createController(opts: ControllerOptions): Promise<Control
   const env = opts.env ?? process.env;
   const config = opts.config ?? loadConfig({ dataDir });
   const logger = opts.logger ?? silentLogger;
-  const store = InventoryStore.open({ dataDir, metadataKeyPrefixes: metadataKeyPrefixes() });
-  const deps: ExecutorDeps = { dataDir, logger, env, ...(opts.agentctlPath !== undefined ? { agentctlPath: opts.agentctlPath } : {}) };
+  const store = await openStore(dataDir, config, env, opts);
+  // replicas sharing a Postgres inventory stamp one installation id (a new leader sweeps what the old one created)
+  const installationId = store.backend === 'postgres' ? await store.installationId() : undefined;
+  const deps: ExecutorDeps = {
+    dataDir,
+    logger,
+    env,
+    ...(opts.agentctlPath !== undefined ? { agentctlPath: opts.agentctlPath } : {}),
+    ...(installationId !== undefined ? { installationId } : {}),
+  };
   const executors = createExecutors(config, deps);
   const events = new SessionEvents((err) => logger.warn({ err: String(err) }, 'event listener threw'));
   return new SessionManager({
@@ -62,4 +77,16 @@ export async function createController(opts: ControllerOptions): Promise<Control
     runId: newControllerRunId(),
     snapshotProfile: (name) => profileSnapshot(config, name, deps),
   });
+}
+
+/** Opens the configured inventory (timed, when asked) and claims the leader's fence on it. */
+async function openStore(dataDir: string, config: ResolvedConfig, env: Readonly<Record<string, string | undefined>>, opts: ControllerOptions): Promise<Inventory> {
+  const opened = await openInventory({ dataDir, store: config.store, env, metadataKeyPrefixes: metadataKeyPrefixes() });
+  const observe = opts.observeStore;
+  const store = observe ? timeInventory(opened, (op, seconds, ok) => observe(op, seconds, ok, opened.backend)) : opened;
+  if (opts.fence !== undefined && !(await store.claimFence(opts.fence))) {
+    await store.close();
+    throw new Error(`inventory: a newer leader than this controller's claim (holder '${opts.fence.holder}', generation ${opts.fence.generation}) is recorded in the store; this replica steps down`);
+  }
+  return store;
 }

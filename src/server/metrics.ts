@@ -39,6 +39,9 @@ const OUTCOMES = ['succeeded', 'failed'] as const;
 /** Stage durations run from milliseconds (a local workspace) to minutes (an image pull). */
 const STAGE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 /** API requests: most answer in milliseconds; streams (logs -f, events) last as long as the client stays. */
+/** Store calls: a checkpoint is a millisecond or few on a healthy store; a Postgres reconnect, seconds. */
+const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15];
+
 const REQUEST_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
 /** The `operation` label of a request: its route table operation, `dashboard` (the web app's files) or `unmatched`. */
@@ -94,6 +97,8 @@ export class ServerMetrics {
   readonly #reasons = new Set<string>();
   readonly #requests: Histogram<'operation' | 'status_class'>;
   readonly #ready: Gauge;
+  readonly #store: Histogram<'backend' | 'op' | 'outcome'>;
+  readonly #leader: Gauge;
 
   constructor(opts: ServerMetricsOptions) {
     const registers = [this.registry];
@@ -116,6 +121,18 @@ export class ServerMetrics {
       registers,
     });
     this.#ready = new Gauge({ name: 'berth_ready', help: 'Whether the controller takes requests (1) or not (0: starting, standby, stopping), as /readyz answers', registers });
+    this.#store = new Histogram({
+      name: 'berth_store_operation_duration_seconds',
+      help: 'Inventory calls by backend (sqlite, postgres), operation (upsertRuntime is one checkpoint) and outcome; writes are durable when they end',
+      labelNames: ['backend', 'op', 'outcome'],
+      buckets: STORE_BUCKETS,
+      registers,
+    });
+    this.#leader = new Gauge({
+      name: 'berth_leader',
+      help: 'Whether this replica holds the controller Lease (1) or is a standby (0); 1 when serve runs without leader election',
+      registers,
+    });
     new Gauge({ name: 'berth_build_info', help: 'The running berth version', labelNames: ['version'], registers }).set({ version: opts.version }, 1);
     this.#precreate(opts.targets);
     if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
@@ -141,6 +158,15 @@ export class ServerMetrics {
 
   observeRequest(outcome: RequestOutcome): void {
     this.#requests.observe({ operation: requestOperation(outcome.method, outcome.path), status_class: statusClass(outcome.status) }, outcome.ms / 1000);
+  }
+
+  /** One inventory call (see `timeInventory`). */
+  observeStore(backend: string, op: string, ok: boolean, seconds: number): void {
+    this.#store.observe({ backend, op, outcome: ok ? 'ok' : 'error' }, seconds);
+  }
+
+  setLeader(leading: boolean): void {
+    this.#leader.set(leading ? 1 : 0);
   }
 
   setReady(ready: boolean): void {

@@ -14,8 +14,9 @@ import type { LaunchOptions } from '../api/index.js';
 import { Readiness } from './health.js';
 import { metricTargetsFromLaunchOptions } from './metric-targets.js';
 import { ServerMetrics, type MetricTarget } from './metrics.js';
-import { observeSessions } from './metrics-observer.js';
 import { createApiServer, type ApiLogger, type ApiService } from './server.js';
+import { ControllerRun, type ServiceContext } from './controller-run.js';
+import { lead, type Leadership, type LeaderSettings } from './leadership.js';
 import { terminateShells } from './shell-route.js';
 
 interface ServeOptions {
@@ -24,8 +25,15 @@ interface ServeOptions {
   port: number;
   version: string;
   logger?: ApiLogger;
-  /** Called once the lock is held (so a refused second serve never touches the controller's state). */
-  createService: () => Promise<ApiService>;
+  /**
+   * Called once the lock is held (so a refused second serve never touches the controller's state),
+   * and with leader election only once this replica holds the Lease (with the fence to claim).
+   */
+  createService: (ctx: ServiceContext) => Promise<ApiService>;
+  /** Run as one replica of several: only the Lease holder runs the controller (leadership.ts). @default one controller, no election */
+  leader?: LeaderSettings;
+  /** The controller cannot go on in this process (leadership lost, or failed to start as the new leader): the caller exits. */
+  onFatal?: (err: Error) => void;
   /** sha256 of the config file the service runs with (null: built-in defaults), for `berth doctor`. */
   configSha256?: string | null;
   /** The address to bind. @default '127.0.0.1' */
@@ -75,37 +83,43 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   const metrics = new ServerMetrics({ targets: opts.metricTargets ?? metricTargetsFromLaunchOptions(opts.launchOptions), version: opts.version });
   const unwatch = readiness.onChange((state) => metrics.setReady(state.ready));
   metrics.setReady(readiness.ready);
-  let starting: Promise<ApiService> | undefined;
+  metrics.setLeader(opts.leader === undefined);
   let server: ReturnType<typeof createApiServer> | undefined;
+  let controller: ControllerRun | undefined;
   try {
     const token = writeApiToken(opts.dataDir, opts.token);
     let started: (service: Promise<ApiService>) => void = () => undefined;
     const service = new Promise<ApiService>((resolve) => (started = (s) => resolve(s)));
-    server = createApiServer({
-      service,
-      token,
-      version: opts.version,
-      readiness,
-      metrics,
-      ...(opts.metricsAuth !== undefined ? { metricsAuth: opts.metricsAuth } : {}),
-      ...(opts.logger ? { logger: opts.logger } : {}),
-      ...(opts.configSha256 !== undefined ? { configSha256: opts.configSha256 } : {}),
-      ...(opts.webRoot !== undefined ? { webRoot: opts.webRoot } : {}),
-      ...(opts.launchOptions !== undefined ? { launchOptions: opts.launchOptions } : {}),
-      ...(host !== DEFAULT_HOST ? { host } : {}),
-      ...(opts.tls !== undefined ? { tls: opts.tls } : {}),
-      ...(opts.publicHosts !== undefined ? { publicHosts: opts.publicHosts } : {}),
-      ...(opts.secureCookie !== undefined ? { secureCookie: opts.secureCookie } : {}),
-    });
+    server = createApiServer(apiServerOptions(opts, { service, token, readiness, metrics, host }));
     await listen(server, opts.port, host);
-    opts.onListening?.((server.address() as AddressInfo).port);
-    starting = opts.createService();
-    started(starting);
-    const svc = await starting;
-    const observer = observeSessions(svc, metrics, (err) => opts.logger?.warn({ err }, 'metrics: cannot read the sessions'));
     const port = (server.address() as AddressInfo).port;
-    writeServeInfo(opts.dataDir, { pid: process.pid, port, startedAt: new Date().toISOString(), ...(host !== DEFAULT_HOST ? { host: hostName(host) } : {}) });
-    readiness.markReady();
+    opts.onListening?.(port);
+    const run = new ControllerRun({
+      createService: opts.createService,
+      started,
+      metrics,
+      onReady: () => {
+        writeServeInfo(opts.dataDir, { pid: process.pid, port, startedAt: new Date().toISOString(), ...(host !== DEFAULT_HOST ? { host: hostName(host) } : {}) });
+        readiness.markReady();
+      },
+      ...(opts.logger ? { logger: opts.logger } : {}),
+    });
+    controller = run;
+    let leadership: Leadership | undefined;
+    if (opts.leader !== undefined) {
+      const identity = opts.leader.identity;
+      leadership = lead({
+        settings: opts.leader,
+        readiness,
+        metrics,
+        ...(opts.logger ? { logger: opts.logger } : {}),
+        start: (term) => run.start({ holder: identity, generation: term.generation }),
+        stop: () => run.stop(),
+        onFatal: (err) => (opts.onFatal ?? ((e: Error) => opts.logger?.error({ err: e.message }, 'fatal')))(err),
+      });
+    } else {
+      await run.start(undefined);
+    }
     const bound = server;
     let closing: Promise<void> | undefined;
     return {
@@ -113,14 +127,14 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
       close: () =>
         (closing ??= (async () => {
           readiness.markNotReady('stopping');
-          observer.close();
           unwatch();
           removeServeInfo(opts.dataDir);
           bound.closeAllConnections();
           terminateShells(bound);
           await new Promise<void>((resolve) => bound.close(() => resolve()));
           try {
-            await svc.close();
+            // the controller stops before the Lease is handed over: the next leader never overlaps it
+            await (leadership ? leadership.release() : run.stop());
           } finally {
             release();
           }
@@ -132,11 +146,33 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server?.close(() => resolve()));
     }
-    const svc = await starting?.catch(() => undefined);
-    await svc?.close().catch(() => undefined);
+    await controller?.stop().catch(() => undefined);
     release();
     throw err;
   }
+}
+
+/** The API server's options: what serve was given, and the service, token, probes and metrics it made. */
+function apiServerOptions(
+  opts: ServeOptions,
+  made: { service: Promise<ApiService>; token: string; readiness: Readiness; metrics: ServerMetrics; host: string },
+): Parameters<typeof createApiServer>[0] {
+  return {
+    service: made.service,
+    token: made.token,
+    version: opts.version,
+    readiness: made.readiness,
+    metrics: made.metrics,
+    ...(opts.metricsAuth !== undefined ? { metricsAuth: opts.metricsAuth } : {}),
+    ...(opts.logger ? { logger: opts.logger } : {}),
+    ...(opts.configSha256 !== undefined ? { configSha256: opts.configSha256 } : {}),
+    ...(opts.webRoot !== undefined ? { webRoot: opts.webRoot } : {}),
+    ...(opts.launchOptions !== undefined ? { launchOptions: opts.launchOptions } : {}),
+    ...(made.host !== DEFAULT_HOST ? { host: made.host } : {}),
+    ...(opts.tls !== undefined ? { tls: opts.tls } : {}),
+    ...(opts.publicHosts !== undefined ? { publicHosts: opts.publicHosts } : {}),
+    ...(opts.secureCookie !== undefined ? { secureCookie: opts.secureCookie } : {}),
+  };
 }
 
 function listen(server: ReturnType<typeof createApiServer>, port: number, host: string): Promise<void> {

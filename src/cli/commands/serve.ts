@@ -18,6 +18,7 @@ import { createSessionService } from '../controller-factory.js';
 import { installLastResort } from '../last-resort.js';
 import { metricTargetsOf } from '../../server/metric-targets.js';
 import { parsePublicHosts, readTokenFile } from './serve-options.js';
+import { leaderSettings, leaseRequest } from './serve-leader.js';
 
 export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> {
   const portText = (cmd.values.port as string | undefined) ?? ctx.env.BERTH_PORT ?? String(DEFAULT_API_PORT);
@@ -33,7 +34,11 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
   const secureCookie = cmd.values['secure-cookie'] === true || tls !== undefined;
   // Validate the config before anything else so a typo is reported without side effects.
   const config = loadConfig({ dataDir: ctx.dataDir, ...(ctx.configPath !== undefined ? { path: ctx.configPath } : {}) });
+  const lease = leaseRequest(cmd.values.lease as string | undefined, ctx.env, config);
   const logger = pino({ name: 'berth', level: ctx.env.BERTH_LOG_LEVEL ?? 'info' }, pino.destination(2));
+  // a fatal error of the controller after start-up (leadership lost): ends serve like a signal would
+  let onFatal: (err: Error) => void = (err) => (earlyFatal ??= err);
+  let earlyFatal: Error | undefined;
   const handle = await startServe({
     dataDir: ctx.dataDir,
     port: Number(portText),
@@ -51,7 +56,8 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
     logger,
     // What `berth doctor` compares with the file on disk to tell that a restart is needed.
     configSha256: config.sourceSha256 ?? null,
-    createService: () => createSessionService({ dataDir: ctx.dataDir, config, logger }),
+    createService: (svc) => createSessionService({ dataDir: ctx.dataDir, config, logger, ...svc }),
+    ...(lease !== null ? { leader: await leaderSettings(lease), onFatal: (err: Error) => onFatal(err) } : {}),
   }).catch((err: unknown) => {
     if ((err as NodeJS.ErrnoException | undefined)?.code === 'EADDRINUSE') {
       throw new Error(`port ${portText} is in use (another berth serve on another data dir?); pick one with --port N or --port 0`, { cause: err });
@@ -80,6 +86,8 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
     // One connection's failure (or a promise nobody awaited) is logged and serve keeps serving;
     // any other uncaught error shuts it down like a signal would, then fails the command.
     uninstall = installLastResort(process, logger, (err) => stop(err ?? new Error('uncaught error')));
+    onFatal = (err) => stop(err);
+    if (earlyFatal !== undefined) stop(earlyFatal);
   });
   logger.info({}, 'shutting down (workspaces keep running)');
   try {

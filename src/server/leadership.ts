@@ -1,0 +1,75 @@
+/**
+ * `berth serve` as one replica of several sharing a Postgres inventory: only the holder of the
+ * controller Lease runs the controller (launches, watches, replacements, sweeps); the others wait
+ * as standbys, `/readyz` answering 503 `standby` so a Service sends nobody to them. A standby that
+ * takes the Lease claims the store's fence with the Lease's generation before it recovers anything,
+ * so a deposed leader that has not noticed yet can write nothing more. A leader whose term ends
+ * (its renewals failed past the deadline, another holder seen) stops its controller and asks serve
+ * to exit: restarted, it rejoins as a standby. On shutdown it stops the controller first, then
+ * releases the Lease, so a standby takes over at once and never while this one still acts.
+ * @module
+ */
+import type { ServerMetrics } from './metrics.js';
+import type { Readiness } from './health.js';
+import { LeaderElector } from './leader/elector.js';
+import type { LeaderElectorOptions, LeaderTerm } from './leader/options.js';
+import type { ApiLogger } from './server.js';
+
+/** What the elector needs besides its callbacks (the Lease port, identity, durations). */
+export type LeaderSettings = Omit<LeaderElectorOptions, 'onStartedLeading' | 'onStoppedLeading' | 'onNewLeader' | 'onEvent' | 'logger'>;
+
+interface LeadOptions {
+  settings: LeaderSettings;
+  readiness: Readiness;
+  metrics: ServerMetrics;
+  logger?: ApiLogger;
+  /** Starts the controller for a term (claiming the fence with its generation); resolves once it serves. */
+  start: (term: LeaderTerm) => Promise<void>;
+  /** Stops the controller (waits for a start still running). */
+  stop: () => Promise<void>;
+  /** The controller cannot go on in this process (its term ended, or it failed to start): serve should exit. */
+  onFatal: (err: Error) => void;
+}
+
+export interface Leadership {
+  /** Stops competing; when leading, stops the controller, then hands the Lease over. */
+  release(): Promise<void>;
+}
+
+/** Enters the election (as a standby until the Lease is won). */
+export function lead(opts: LeadOptions): Leadership {
+  const { readiness, metrics, logger } = opts;
+  readiness.markNotReady('standby');
+  metrics.setLeader(false);
+  let closing = false;
+  const elector = new LeaderElector({
+    ...opts.settings,
+    ...(logger ? { logger: logger as NonNullable<LeaderElectorOptions['logger']> } : {}),
+    onStartedLeading: async (term) => {
+      metrics.setLeader(true);
+      logger?.info({ identity: opts.settings.identity, generation: term.generation }, 'took the controller Lease: starting the controller');
+      try {
+        await opts.start(term);
+      } catch (err) {
+        if (closing) return;
+        opts.onFatal(new Error(`the controller could not start as the new leader: ${(err as Error).message}`, { cause: err }));
+      }
+    },
+    onStoppedLeading: async () => {
+      metrics.setLeader(false);
+      readiness.markNotReady('stopping', closing ? undefined : 'lost the controller Lease: stopping (this replica restarts as a standby)');
+      await opts.stop();
+      if (!closing) opts.onFatal(new Error('lost the controller Lease (renewals failed, or another controller holds it): exiting so that this replica rejoins as a standby'));
+    },
+    onNewLeader: (identity) => logger?.info({ leader: identity }, identity === null ? 'the controller Lease is free' : 'controller leader'),
+  });
+  elector.start();
+  return {
+    release: async () => {
+      closing = true;
+      const released = await elector.release();
+      // not leading (a standby): nothing ran, but a start may have been on its way
+      if (!released) await opts.stop();
+    },
+  };
+}
