@@ -15,5 +15,4 @@ export {
 export { AGENTCTL_PLACEHOLDER, PROMPT_FILE_PLACEHOLDER, PROMPT_PLACEHOLDER, usesAgentState, type AgentProfile } from './agents.js';
 export { ConfigFieldError } from '../shared/config-field-error.js';
 export { ConfigFileError } from './errors.js';
-export type { StoreConfig } from './store.js';
 export { approvedSecretEnv, launchTargetNames, resolveProfile, type ResolvedProfile } from './profiles.js';

