@@ -193,6 +193,32 @@ describe('two berth serve replicas on Postgres, one Lease', () => {
     const standbyMetrics = await (await fetch(`http://127.0.0.1:${standby.port}/metrics`)).text();
     expect(standbyMetrics).toMatch(/^berth_leader 0$/m);
 
+    // paused (SIGSTOP: a stalled process, a frozen VM) past its Lease: the standby takes over; the old
+    // leader, resumed, finds its term over, stops and exits (it never acts beside the new leader)
+    const paused = leader;
+    const exitCode = new Promise<number | null>((resolve) => paused.child.once('exit', (code) => resolve(code)));
+    process.kill(paused.child.pid!, 'SIGSTOP');
+    await until(standby, (s) => s.status === 200, 'ready while the leader is paused');
+    process.kill(paused.child.pid!, 'SIGCONT');
+    expect(await exitCode, `the resumed old leader exits to rejoin as a standby; its log:\n${paused.out().slice(-2000)}`).not.toBe(0);
+    expect(paused.out()).toContain('lost the controller Lease');
+    replicas.delete(paused.name);
+    expect((await settled(standby.client, launched.id)).agentProcess?.id, 'the agent was not run again').toBe(agentId);
+    [leader, standby] = [standby, await startReplica(paused.name)];
+    await until(standby, (s) => s.status === 503 && s.reason === 'standby', 'a standby after its restart');
+
+    // a graceful stop (SIGTERM, as a rollout does): the controller stops, then hands the Lease over at once
+    const t1 = performance.now();
+    const stopping = leader;
+    const stopped = new Promise<number | null>((resolve) => stopping.child.once('exit', (code) => resolve(code)));
+    process.kill(stopping.child.pid!, 'SIGTERM');
+    await until(standby, (s) => s.status === 200, 'ready after the leader stopped');
+    console.log(`[leader] takeover after SIGTERM of the leader (released Lease): ${Math.round(performance.now() - t1)} ms`);
+    expect(await stopped).toBe(0);
+    replicas.delete(stopping.name);
+    [leader, standby] = [standby, await startReplica(stopping.name)];
+    await until(standby, (s) => s.status === 503 && s.reason === 'standby', 'a standby after its restart');
+
     // killed mid-launch: the next leader finishes the launch's cleanup or leaves it ready; either way one Pod at most, all recorded
     const second = await leader.client.launch({ repository: { url: repo.url }, executor: 'k8s', agent: 'fast', name: 'mid-launch' });
     await kill(leader);
