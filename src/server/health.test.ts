@@ -23,4 +23,14 @@ describe('Readiness', () => {
     expect(seen).toEqual([true, false]);
     expect(r.state).toEqual({ ready: false, reason: 'stopping', message: 'draining' });
   });
+
+  it('with standby=ok (the Pod readiness probe under leader election) a standby is ready for the rollout, nothing else is', () => {
+    const r = new Readiness();
+    expect(readinessResponse(r.state, { standbyOk: true }).status, 'starting').toBe(503);
+    r.markNotReady('standby');
+    expect(readinessResponse(r.state, { standbyOk: true })).toEqual({ status: 200, body: { status: 'not_ready', reason: 'standby', message: 'a standby: another controller is active' } });
+    expect(readinessResponse(r.state).status, 'plain /readyz: no traffic to a standby').toBe(503);
+    r.markNotReady('stopping');
+    expect(readinessResponse(r.state, { standbyOk: true }).status).toBe(503);
+  });
 });

@@ -61,8 +61,12 @@ export class Readiness {
   }
 }
 
-/** The status and body of `/readyz` for `state`. */
-export function readinessResponse(state: ReadinessState): { status: 200 | 503; body: ReadinessBody } {
+/**
+ * The status and body of `/readyz` for `state`. `standbyOk`: a standby counts as ready too (its
+ * body still says `standby`): a Pod's readiness for a Deployment's rollout, not for traffic.
+ */
+export function readinessResponse(state: ReadinessState, opts: { standbyOk?: boolean } = {}): { status: 200 | 503; body: ReadinessBody } {
   if (state.ready) return { status: 200, body: { status: 'ready' } };
+  if (opts.standbyOk === true && state.reason === 'standby') return { status: 200, body: { status: 'not_ready', reason: state.reason, message: state.message } };
   return { status: 503, body: { status: 'not_ready', reason: state.reason, message: state.message } };
 }

@@ -14,9 +14,13 @@ import type { Readiness } from './health.js';
 import { LeaderElector } from './leader/elector.js';
 import type { LeaderElectorOptions, LeaderTerm } from './leader/options.js';
 import type { ApiLogger } from './server.js';
+import type { MarkLeader } from './leader/pod-label.js';
 
-/** What the elector needs besides its callbacks (the Lease port, identity, durations). */
-export type LeaderSettings = Omit<LeaderElectorOptions, 'onStartedLeading' | 'onStoppedLeading' | 'onNewLeader' | 'onEvent' | 'logger'>;
+/** What the elector needs besides its callbacks (the Lease port, identity, durations), and how the leader marks its Pod. */
+export type LeaderSettings = Omit<LeaderElectorOptions, 'onStartedLeading' | 'onStoppedLeading' | 'onNewLeader' | 'onEvent' | 'logger'> & {
+  /** Sets or removes the leader label on this replica's Pod (pod-label.ts); absent outside a Pod. */
+  markLeader?: MarkLeader;
+};
 
 interface LeadOptions {
   settings: LeaderSettings;
@@ -39,17 +43,28 @@ export interface Leadership {
 /** Enters the election (as a standby until the Lease is won). */
 export function lead(opts: LeadOptions): Leadership {
   const { readiness, metrics, logger } = opts;
-  readiness.markNotReady('standby');
+  const { markLeader, ...settings } = opts.settings;
   metrics.setLeader(false);
   let closing = false;
+  let warned = false;
+  const mark = async (leading: boolean): Promise<void> => {
+    try {
+      await markLeader?.(leading);
+    } catch (err) {
+      // the Service then selects no Pod (or a stale one until its readiness fails): say what to fix, once
+      if (!warned) logger?.warn({ err: (err as Error).message }, `cannot ${leading ? 'set' : 'remove'} the leader label on this Pod (needs get and patch on pods in its namespace)`);
+      warned = true;
+    }
+  };
   const elector = new LeaderElector({
-    ...opts.settings,
+    ...settings,
     ...(logger ? { logger: logger as NonNullable<LeaderElectorOptions['logger']> } : {}),
     onStartedLeading: async (term) => {
       metrics.setLeader(true);
       logger?.info({ identity: opts.settings.identity, generation: term.generation }, 'took the controller Lease: starting the controller');
       try {
         await opts.start(term);
+        if (!term.signal.aborted) await mark(true);
       } catch (err) {
         if (closing) return;
         opts.onFatal(new Error(`the controller could not start as the new leader: ${(err as Error).message}`, { cause: err }));
@@ -57,16 +72,23 @@ export function lead(opts: LeadOptions): Leadership {
     },
     onStoppedLeading: async () => {
       metrics.setLeader(false);
+      await mark(false);
       readiness.markNotReady('stopping', closing ? undefined : 'lost the controller Lease: stopping (this replica restarts as a standby)');
       await opts.stop();
       if (!closing) opts.onFatal(new Error('lost the controller Lease (renewals failed, or another controller holds it): exiting so that this replica rejoins as a standby'));
     },
     onNewLeader: (identity) => logger?.info({ leader: identity }, identity === null ? 'the controller Lease is free' : 'controller leader'),
   });
-  elector.start();
+  // a container restarted in a Pod that led still has the label: off before this one counts as a standby
+  const entered = mark(false).then(() => {
+    if (closing) return;
+    readiness.markNotReady('standby');
+    elector.start();
+  });
   return {
     release: async () => {
       closing = true;
+      await entered;
       const released = await elector.release();
       // not leading (a standby): nothing ran, but a start may have been on its way
       if (!released) await opts.stop();

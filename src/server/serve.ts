@@ -9,6 +9,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { acquireServeLock, removeServeInfo, writeApiToken, writeServeInfo } from './data-dir.js';
+import { holdDataDir } from './data-dir-hold.js';
 import { hostName } from './dashboard/guard.js';
 import type { LaunchOptions } from '../api/index.js';
 import { Readiness } from './health.js';
@@ -86,6 +87,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
   metrics.setLeader(opts.leader === undefined);
   let server: ReturnType<typeof createApiServer> | undefined;
   let controller: ControllerRun | undefined;
+  let unhold: (() => void) | undefined;
   try {
     const token = writeApiToken(opts.dataDir, opts.token);
     let started: (service: Promise<ApiService>) => void = () => undefined;
@@ -94,6 +96,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
     await listen(server, opts.port, host);
     const port = (server.address() as AddressInfo).port;
     opts.onListening?.(port);
+    unhold = await holdDataDirFor(opts, readiness);
     const run = new ControllerRun({
       createService: opts.createService,
       started,
@@ -136,6 +139,7 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
             // the controller stops before the Lease is handed over: the next leader never overlaps it
             await (leadership ? leadership.release() : run.stop());
           } finally {
+            unhold?.();
             release();
           }
         })()),
@@ -147,9 +151,20 @@ export async function startServe(opts: ServeOptions): Promise<ServeHandle> {
       await new Promise<void>((resolve) => server?.close(() => resolve()));
     }
     await controller?.stop().catch(() => undefined);
+    unhold?.();
     release();
     throw err;
   }
+}
+
+/** The data dir's kernel lock, waiting (not ready: `starting`, saying so) while a previous controller still holds it. */
+function holdDataDirFor(opts: ServeOptions, readiness: Readiness): Promise<() => void> {
+  return holdDataDir(opts.dataDir, {
+    onWait: () => {
+      readiness.markNotReady('starting', 'waiting for the previous controller on this data dir to stop');
+      opts.logger?.info({ dataDir: opts.dataDir }, 'another process holds the data dir (a controller Pod being replaced?): waiting for it to stop');
+    },
+  });
 }
 
 /** The API server's options: what serve was given, and the service, token, probes and metrics it made. */

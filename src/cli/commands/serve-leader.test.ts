@@ -16,6 +16,7 @@ describe('serve --lease', () => {
       name: 'berth-controller',
       namespace: 'berth',
       identity: 'berth-7c9-x2',
+      pod: null, // not in a Pod (no service account mounted): no leader label to set
       timings: null,
     });
     expect(leaseRequest(undefined, { BERTH_LEASE: 'l', POD_NAMESPACE: 'ns', POD_NAME: 'p', BERTH_LEASE_TIMINGS: '4000, 3000, 1000' }, postgres)?.timings).toEqual({

@@ -20,6 +20,8 @@ interface LeaseRequest {
   name: string;
   namespace: string;
   identity: string;
+  /** The Pod serve runs in (POD_NAME, inside a cluster): the leader labels it for the Service. Null on a host. */
+  pod: string | null;
   timings: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number } | null;
 }
 
@@ -36,13 +38,15 @@ export function leaseRequest(flag: string | undefined, env: NodeJS.ProcessEnv, c
     throw new UsageError('serve: --lease: set POD_NAMESPACE to the namespace the Lease lives in (the chart sets it from the downward API)', 'serve');
   }
   const identity = env.POD_NAME || hostname();
-  return { name, namespace, identity, timings: parseTimings(env.BERTH_LEASE_TIMINGS) };
+  const inPod = env.POD_NAME !== undefined && env.POD_NAME !== '' && readServiceAccountNamespace() !== undefined;
+  return { name, namespace, identity, pod: inPod ? identity : null, timings: parseTimings(env.BERTH_LEASE_TIMINGS) };
 }
 
 /** The elector's settings for `req`, with a Lease port over the cluster's API (in-cluster credentials, or the kubeconfig). */
 export async function leaderSettings(req: LeaseRequest): Promise<LeaderSettings> {
   const { KubeConfig } = await import('@kubernetes/client-node');
   const { kubeLeasePort } = await import('../../server/leader/kube-lease-port.js');
+  const { podLeaderLabel } = await import('../../server/leader/pod-label.js');
   const kc = new KubeConfig();
   kc.loadFromDefault();
   return {
@@ -50,6 +54,7 @@ export async function leaderSettings(req: LeaseRequest): Promise<LeaderSettings>
     identity: req.identity,
     leaseName: req.name,
     namespace: req.namespace,
+    ...(req.pod !== null ? { markLeader: podLeaderLabel(kc, { namespace: req.namespace, pod: req.pod }) } : {}),
     ...(req.timings ?? {}),
   };
 }

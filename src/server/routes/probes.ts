@@ -1,6 +1,8 @@
 /**
  * The routes a cluster reads without a token: `/healthz` (alive: 200 while the process serves),
- * `/readyz` (200 once the controller takes requests, else 503 with the reason) and `/metrics`
+ * `/readyz` (200 once the controller takes requests, else 503 with the reason; `?standby=ok` also
+ * answers 200 for a healthy standby, as the Pod's readiness probe with leader election asks, while
+ * the Service selects the leader by its Pod label) and `/metrics`
  * (Prometheus text format; a token only when `berth serve` is asked to require one). None of them
  * tells anything secret.
  * @module
@@ -19,8 +21,8 @@ interface ProbeDeps {
 export function probeRoutes(deps: ProbeDeps): ApiHandlers<'healthz' | 'readyz' | 'metrics'> {
   return {
     healthz: ({ res }) => sendJson(res, 200, { status: 'ok' }),
-    readyz: ({ res }) => {
-      const { status, body } = readinessResponse(deps.readiness.state);
+    readyz: ({ res, url }) => {
+      const { status, body } = readinessResponse(deps.readiness.state, { standbyOk: url.searchParams.get('standby') === 'ok' });
       sendJson(res, status, body);
     },
     metrics: async ({ res }) => {
