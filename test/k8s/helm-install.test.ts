@@ -242,6 +242,21 @@ describe('the Helm chart installed on the cluster (sqlite)', () => {
     expect(pvcs.items.map((p) => p.metadata?.name), 'rm leaves no workspace PVC').toEqual([]);
     expect(JSON.parse(await ok(['ls', '-o', 'json']))).toEqual({ sessions: [] });
   });
+
+  it('launches in sequence through the in-cluster controller (the stages it reports are printed, as bench:k8s does out of the cluster)', async () => {
+    const totals: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const launch = await cli(['launch', '--repo', repo.url, '--agent', 'demo', '--name', `seq-${i}`, '--env', 'BERTH_DEMO_STEP_MS=0']);
+      expect(launch.code, launch.stdout + launch.stderr).toBe(0);
+      const sid = /Session (\S+) is ready/.exec(launch.stdout)?.[1] ?? '';
+      const view = JSON.parse(await ok(['status', sid, '-o', 'json'])) as { stages: { durationMs: number | null }[] };
+      totals.push(view.stages.reduce((sum, st) => sum + (st.durationMs ?? 0), 0));
+      expect((await cli(['rm', sid])).code).toBe(0);
+    }
+    const sorted = [...totals].sort((a, b) => a - b);
+    console.log(`[helm-install] launch stages in sum, in-cluster controller: ${totals.join(', ')} ms; p50 ${sorted[2]} ms (bench:k8s out of the cluster: see BENCHMARKS.md)`);
+    expect(await sessionPods()).toEqual([]);
+  });
 });
 
 /** `berth ARGS` (`logs -f`) until `marker` appears, then interrupted as a user would. */
