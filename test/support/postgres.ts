@@ -1,20 +1,24 @@
 /**
  * A throwaway real Postgres (Debian's) for tests: a fresh cluster in a temp dir, listening on
- * 127.0.0.1 with a free port and password (SCRAM) authentication, that a test can stop and start
+ * 127.0.0.1 (and, with `listen`, one more address, e.g. where the test cluster's Pods reach the
+ * host) with a free port and password (SCRAM) authentication, that a test can stop and start
  * again (same data, same port). As root the server runs as `nobody` (Postgres refuses root).
  * Never skips: when Postgres cannot start, startPostgres throws with the reason and the server log.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 
 export interface TestPostgres {
-  /** The connection string of database `db` (default `postgres`), with user and password. */
-  url(db?: string): string;
+  /**
+   * The connection string of database `db` (default `postgres`), with user and password; `host`
+   * (default 127.0.0.1) names the address a client elsewhere reaches (one of `listen`'s).
+   */
+  url(db?: string, host?: string): string;
   /** The password in the connection strings (tests check it never shows in an error). */
   readonly password: string;
   /** Creates an empty database and returns its connection string. */
@@ -25,6 +29,15 @@ export interface TestPostgres {
   start(): Promise<void>;
   /** Stops the server (by PID) and removes its files. */
   close(): Promise<void>;
+}
+
+export interface TestPostgresOptions {
+  /**
+   * Listen on this address too (besides 127.0.0.1), e.g. the test cluster's bridge address that
+   * Pods reach the host on, and accept password (SCRAM) logins from `clients` (a CIDR, e.g.
+   * 10.213.0.0/24). Default: 127.0.0.1 only.
+   */
+  listen?: { address: string; clients: string };
 }
 
 const USER = 'berth';
@@ -66,7 +79,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startPostgres(): Promise<TestPostgres> {
+export async function startPostgres(opts: TestPostgresOptions = {}): Promise<TestPostgres> {
   const bin = binDir();
   const as = unprivileged();
   const base = mkdtempSync(join(tmpdir(), 'berth-pg-'));
@@ -87,10 +100,12 @@ export async function startPostgres(): Promise<TestPostgres> {
     throw new Error(`test Postgres: initdb failed: ${stderr.slice(-2000)}`);
   }
   rmSync(pwfile);
+  if (opts.listen) appendFileSync(join(data, 'pg_hba.conf'), `host all all ${opts.listen.clients} scram-sha-256\n`);
+  const listenAddresses = ['127.0.0.1', ...(opts.listen ? [opts.listen.address] : [])].join(',');
   const port = await freePort();
   let child: ChildProcess | null = null;
 
-  const url = (db = 'postgres'): string => `postgresql://${USER}:${password}@127.0.0.1:${port}/${db}`;
+  const url = (db = 'postgres', host = '127.0.0.1'): string => `postgresql://${USER}:${password}@${host}:${port}/${db}`;
 
   // a test process that dies without its afterAll still takes its server down
   const killOnExit = (): void => {
@@ -99,7 +114,7 @@ export async function startPostgres(): Promise<TestPostgres> {
   process.once('exit', killOnExit);
 
   async function start(): Promise<void> {
-    const [cmd, ...args] = run([join(bin, 'postgres'), '-D', data, '-c', 'listen_addresses=127.0.0.1', '-p', String(port), '-c', `unix_socket_directories=${data}`]);
+    const [cmd, ...args] = run([join(bin, 'postgres'), '-D', data, '-c', `listen_addresses=${listenAddresses}`, '-p', String(port), '-c', `unix_socket_directories=${data}`]);
     const proc = spawn(cmd!, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_ALL: 'C' } });
     child = proc;
     let log = '';
