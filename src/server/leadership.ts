@@ -40,6 +40,9 @@ export interface Leadership {
   release(): Promise<void>;
 }
 
+/** How long setting or removing the leader label may take. */
+const MARK_TIMEOUT_MS = 5000;
+
 /** Enters the election (as a standby until the Lease is won). */
 export function lead(opts: LeadOptions): Leadership {
   const { readiness, metrics, logger } = opts;
@@ -48,12 +51,18 @@ export function lead(opts: LeadOptions): Leadership {
   let closing = false;
   let warned = false;
   const mark = async (leading: boolean): Promise<void> => {
+    if (!markLeader) return;
+    let timer: NodeJS.Timeout | undefined;
+    // bounded: an API server that cannot be reached (why a term may end) must not hold anything up
+    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in ${MARK_TIMEOUT_MS / 1000} s`)), MARK_TIMEOUT_MS)));
     try {
-      await markLeader?.(leading);
+      await Promise.race([markLeader(leading), timeout]);
     } catch (err) {
       // the Service then selects no Pod (or a stale one until its readiness fails): say what to fix, once
       if (!warned) logger?.warn({ err: (err as Error).message }, `cannot ${leading ? 'set' : 'remove'} the leader label on this Pod (needs get and patch on pods in its namespace)`);
       warned = true;
+    } finally {
+      clearTimeout(timer);
     }
   };
   const elector = new LeaderElector({
@@ -72,9 +81,9 @@ export function lead(opts: LeadOptions): Leadership {
     },
     onStoppedLeading: async () => {
       metrics.setLeader(false);
-      await mark(false);
       readiness.markNotReady('stopping', closing ? undefined : 'lost the controller Lease: stopping (this replica restarts as a standby)');
-      await opts.stop();
+      // the controller stops at once; the label goes meanwhile (the API may be what failed)
+      await Promise.all([opts.stop(), mark(false)]);
       if (!closing) opts.onFatal(new Error('lost the controller Lease (renewals failed, or another controller holds it): exiting so that this replica rejoins as a standby'));
     },
     onNewLeader: (identity) => logger?.info({ leader: identity }, identity === null ? 'the controller Lease is free' : 'controller leader'),

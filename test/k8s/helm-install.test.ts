@@ -175,6 +175,10 @@ describe('the Helm chart installed on the cluster (sqlite)', () => {
     expect(await ok(['exec', id, '--', 'cat', 'BERTH_MARKER'])).toBe(`${MARKER}\n`);
     const seven = await cli(['exec', id, '--', 'sh', '-c', 'echo out; exit 7']);
     expect([seven.code, seven.stdout]).toEqual([7, 'out\n']);
+    // berth shell: a WebSocket through the Service's port-forward to the in-cluster controller, then its exec in the Pod
+    const shell = await cli(['shell', id], 'cat BERTH_MARKER; exit 4\n');
+    expect(shell.code, `printf 'cat BERTH_MARKER; exit 4' | berth shell: ${shell.stderr}`).toBe(4);
+    expect(shell.stdout).toContain(MARKER);
     const logs = await followUntil(['logs', '-f', id], 'agent> ready for instructions', work);
     expect(logs).toContain(`agent> task: ${PROMPT}`);
     const pods = await sessionPods();
