@@ -7,7 +7,7 @@
  */
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 
-export const LEADER_LABEL = 'berth.dev/leader';
+const LEADER_LABEL = 'berth.dev/leader';
 
 /** Sets (true) or removes (false) the leader label on Pod `namespace/pod`. */
 export type MarkLeader = (leading: boolean) => Promise<void>;
