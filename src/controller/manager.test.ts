@@ -222,6 +222,27 @@ describe('SessionManager.remove', () => {
 });
 
 describe('SessionManager.recover', () => {
+  it('finishes a removal a restart interrupted: the instance destroyed, its secrets and the session gone', async () => {
+    const c = setup();
+    const v = await launched(c, { repository: { url: 'https://user:tok@git.example/app.git' } });
+    const row = (await c.store.getRuntime(v.id))!;
+    await c.store.updateSession(v.id, { state: 'removing' }); // what a controller killed mid-rm left
+    await c.manager.recover(); // as the restarted (or newly elected) controller does
+    expect(c.executor.callsOf('stopInstance').at(-1)).toMatchObject({ target: { identity: { instanceId: row.instanceId } }, opts: { destroy: true, reason: 'session_removed' } });
+    expect(await c.store.getSession(v.id)).toBeNull();
+    expect(await c.store.listSecretIds()).toEqual([]);
+    expect(c.events).toContainEqual(expect.objectContaining({ type: 'removed', sessionId: v.id }));
+  });
+
+  it('leaves a removal it cannot finish failed, saying why (a second rm retries)', async () => {
+    const c = setup();
+    const v = await launched(c);
+    await c.store.updateSession(v.id, { state: 'removing' });
+    c.executor.script.stopError = new Error('the API server is gone');
+    await c.manager.recover();
+    expect(await c.store.getSession(v.id)).toMatchObject({ state: 'failed', error: { message: 'remove failed: the API server is gone (retry, or remove with force)' } });
+  });
+
   it('deletes secrets nothing references any more and keeps those of live rows', async () => {
     const c = setup();
     const v = await launched(c, { repository: { url: 'https://user:tok@git.example/app.git' } });

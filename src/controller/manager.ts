@@ -4,25 +4,23 @@
  * demand (idle sessions cost nothing: no polling).
  * @module
  */
-import type { Executor, StopOptions, StopResult } from '../executors/executor.js';
-import { isProvisionalState, type RuntimeRecord, type SessionRecord } from '../inventory/index.js';
+import type { StopResult } from '../executors/executor.js';
+import { isProvisionalState } from '../inventory/index.js';
 import { abortable } from '../shared/abortable.js';
 import { errorMessage } from '../shared/errors.js';
 import { sanitize } from '../shared/sanitize.js';
-import { diagnostic, secretIds, sessionExecutorName, setSessionState, type ManagerContext } from './context.js';
+import { sessionExecutorName, setSessionState, type ManagerContext } from './context.js';
 import { reachedCheckpoint } from './hooks.js';
 import { SessionLaunch, type LaunchMode } from './launch.js';
-import { sessionIdentity } from '../executors/launch-kit/index.js';
 import { LiveAccess } from './live-access.js';
 import { WorkspaceOps } from './workspace-ops.js';
 import { ConversationOps } from './conversation.js';
 import { recoverSession } from './recover.js';
 import { SelfHeal } from './self-heal.js';
 import { startUnrecordedSweeps } from './unrecorded-sweep.js';
-import { repoCredentialId } from './repo-credentials.js';
 import { createSession } from './create-session.js';
+import { removeSession, stopRecorded } from './remove.js';
 import { sweepOrphanSecrets } from './orphan-secrets.js';
-import type { LiveSession } from './live.js';
 import {
   SessionStateError,
   type AgentEventPage,
@@ -47,8 +45,6 @@ import { toView } from './views.js';
 const SETTLED = new Set(['ready', 'stopped', 'failed']);
 /** Sessions recovered at once at start-up (each may hold API calls and port-forwards open). */
 const RECOVERY_CONCURRENCY = 8;
-/** Deadline of a stop or remove (verification, cleanup script, deletions and their waits). */
-const STOP_TIMEOUT_MS = 180_000;
 /** Deadline of one session's recovery (a reconnect; a Pod replacement belongs to a resume). */
 const RECOVERY_TIMEOUT_MS = 60_000;
 
@@ -225,38 +221,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
     // A launch in flight is cancelled (it rolls back what it created) rather than waited for.
     this.#cancels.get(id)?.abort(new Error(`session ${id} is being removed`));
     await this.#ctx.locks.run(id, async () => {
-      const session = await this.#access.require(id);
-      const row = await this.#ctx.store.getRuntime(id);
-      await setSessionState(this.#ctx, id, 'removing', session.error);
-      const live = this.#ctx.live.detach(id);
-      try {
-        const executorName = row?.executor ?? sessionExecutorName(this.#ctx, session);
-        const executor = this.#ctx.executors.get(executorName);
-        if (!executor) throw new Error(`executor '${executorName}' is not configured any more`);
-        if (row) {
-          await stopRecorded(executor, session, row, live, { destroy: true, reason: 'session_removed' });
-          const ids = secretIds(row.instanceId);
-          await this.#ctx.store.deleteSecret(ids.authToken);
-          await this.#ctx.store.deleteSecret(ids.bootstrapNonce);
-        } else {
-          await executor.removeUnrecorded?.(id);
-        }
-      } catch (err) {
-        const message = sanitize(errorMessage(err));
-        if (!opts.force) {
-          await setSessionState(this.#ctx, id, 'failed', { message: `remove failed: ${message} (retry, or remove with force)`, stage: null });
-          throw err;
-        }
-        this.#ctx.log.warn({ session: id, err: message }, 'forced remove: cleanup failed, forgetting the session anyway');
-        diagnostic(this.#ctx, id, 'CleanupFailed', message);
-      } finally {
-        await live?.instance.close().catch(() => undefined);
-      }
-      await this.#ctx.store.deleteSecret(repoCredentialId(id));
-      await this.#ctx.store.deleteSession(id);
-      diagnostic(this.#ctx, id, 'Removed', `session ${id} removed`);
-      this.#ctx.events.emit({ type: 'removed', sessionId: id, at: new Date().toISOString() });
-      this.#ctx.events.forget(id);
+      await removeSession(this.#ctx, await this.#access.require(id), { force: opts.force === true });
     });
   }
 
@@ -357,11 +322,3 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
   }
 }
 
-/** Stops the recorded instance of `session` (through its control client when still connected), under STOP_TIMEOUT_MS. */
-function stopRecorded(executor: Executor, session: SessionRecord, row: RuntimeRecord, live: LiveSession | undefined, opts: Omit<StopOptions, 'signal'>): Promise<StopResult | void> {
-  const { profile } = session.request;
-  return executor.stopInstance(
-    { identity: sessionIdentity(session.id, row.instanceId), metadata: row.metadata, ...(live ? { control: live.instance.control } : {}), ...(profile ? { profile } : {}) },
-    { ...opts, signal: AbortSignal.timeout(STOP_TIMEOUT_MS) },
-  );
-}

@@ -11,6 +11,7 @@ import { sanitize } from '../shared/sanitize.js';
 import { diagnostic, secretIds, sessionExecutorName, setSessionState, type ManagerContext } from './context.js';
 import { SessionLaunch } from './launch.js';
 import { LAUNCH_KIND_KEY } from './launch-row.js';
+import { removeSession } from './remove.js';
 import { failOpenStages } from './stages.js';
 
 export async function recoverSession(ctx: ManagerContext, session: SessionRecord, opts: { force: boolean; signal?: AbortSignal }): Promise<void> {
@@ -18,7 +19,11 @@ export async function recoverSession(ctx: ManagerContext, session: SessionRecord
   const row = await ctx.store.getRuntime(id);
 
   if (session.state === 'removing') {
-    await setSessionState(ctx, id, 'failed', { message: 'remove was interrupted by a controller restart; run remove again', stage: null });
+    // the removal was accepted: finish it (a failure marks the session failed, saying so; remove retries)
+    await removeSession(ctx, session, { force: false }).catch((err: unknown) => {
+      diagnostic(ctx, id, 'CleanupFailed', `the removal a controller restart interrupted could not be finished: ${sanitize(errorMessage(err))}`);
+      if (opts.force) throw err;
+    });
     return;
   }
 
