@@ -5,7 +5,7 @@
  * @module
  */
 export type { Inventory, InventoryFence } from './inventory.js';
-export { openInventory } from './open.js';
+export { openInventory, postgresSettings } from './open.js';
 export { InventoryStore } from './store.js';
 export { timeInventory } from './timed.js';
 export {

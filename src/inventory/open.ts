@@ -26,15 +26,26 @@ interface OpenInventoryOptions {
 export async function openInventory(opts: OpenInventoryOptions): Promise<Inventory> {
   const common = { ...(opts.metadataKeyPrefixes ? { metadataKeyPrefixes: opts.metadataKeyPrefixes } : {}), ...(opts.now ? { now: opts.now } : {}) };
   if (opts.store.backend === 'sqlite') return InventoryStore.open({ dataDir: opts.dataDir, ...common });
-  const { urlEnv, secretKeyEnv } = opts.store;
-  const url = opts.env[urlEnv];
+  const { url, secretKey } = postgresSettings(opts.store, opts.env);
+  // loaded only here: `pg` costs ~100 ms of startup that a SQLite controller need not pay
+  const { PostgresInventory } = await import('./postgres/store.js');
+  return PostgresInventory.open({ url, secretKey, ...common });
+}
+
+/**
+ * The Postgres connection string and secrets' key from the environment variables `store:` names.
+ * Throws InventoryOpenError naming the setting and what to put there.
+ */
+export function postgresSettings(store: { urlEnv: string; secretKeyEnv: string }, env: Readonly<Record<string, string | undefined>>): { url: string; secretKey: Buffer } {
+  const { urlEnv, secretKeyEnv } = store;
+  const url = env[urlEnv];
   if (url === undefined || url.trim() === '') {
     throw new InventoryOpenError(
       'postgres',
       `store.url_env: the environment variable ${urlEnv} is not set; set it to the database's connection string (postgres://user:password@host:5432/db) or name another variable in store.url_env`,
     );
   }
-  const keyText = opts.env[secretKeyEnv];
+  const keyText = env[secretKeyEnv];
   if (keyText === undefined || keyText.trim() === '') {
     throw new InventoryOpenError(
       'postgres',
@@ -48,7 +59,5 @@ export async function openInventory(opts: OpenInventoryOptions): Promise<Invento
       `store.secret_key_env: the environment variable ${secretKeyEnv} must hold base64 of exactly 32 bytes (openssl rand -base64 32), the same on every controller replica`,
     );
   }
-  // loaded only here: `pg` costs ~100 ms of startup that a SQLite controller need not pay
-  const { PostgresInventory } = await import('./postgres/store.js');
-  return PostgresInventory.open({ url, secretKey, ...common });
+  return { url, secretKey };
 }

@@ -45,9 +45,15 @@ export function namedKubernetesTarget(config: ResolvedConfig, name: string): Doc
   return { executor: executor.name, connection: executor.connection, profiles: [], workspaceModes: (all?.profiles ?? []).map((p) => p.profile.workspace.mode) };
 }
 
-/** Runs the targets in parallel; their checks in config order. `dataDir`: whose installation id tells foreign objects. */
-export async function kubernetesChecks(targets: readonly DoctorTarget[], opts: { env: NodeJS.ProcessEnv; quick: boolean; dataDir?: string }): Promise<Check[]> {
-  const installationId = opts.dataDir === undefined ? null : installationIdOf(opts.dataDir);
+/**
+ * Runs the targets in parallel; their checks in config order. The installation id that tells
+ * foreign objects: `installationId` when the store holds it (Postgres), else the data dir's.
+ */
+export async function kubernetesChecks(
+  targets: readonly DoctorTarget[],
+  opts: { env: NodeJS.ProcessEnv; quick: boolean; dataDir?: string; installationId?: string | null },
+): Promise<Check[]> {
+  const installationId = opts.installationId !== undefined ? opts.installationId : opts.dataDir === undefined ? null : installationIdOf(opts.dataDir);
   const results = await Promise.all(
     targets.map((t) => kubernetesDoctor(t, { env: opts.env, installationId, ...(opts.quick ? { maxRequestTimeoutSeconds: QUICK_TIMEOUT_SECONDS } : {}) })),
   );

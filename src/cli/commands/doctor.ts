@@ -13,6 +13,7 @@ import { ExitCode } from '../exit-codes.js';
 import type { Check, CliContext, ParsedCommand } from '../types.js';
 import { checkAgents } from './doctor-agents.js';
 import { checkServeConfig } from './doctor-config.js';
+import { checkStore, type StoreCheck } from './doctor-store.js';
 import { checkAgentReads } from './doctor-sandbox.js';
 import { allKubernetesTargets, kubernetesChecks, namedKubernetesTarget } from './doctor-kubernetes.js';
 
@@ -116,10 +117,15 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
   if (typeof only === 'string') {
     if (config === null) return report(ctx, [configCheck]);
     const target = namedKubernetesTarget(config, only);
-    if (target !== null) return report(ctx, [configCheck, ...(await kubernetesChecks([target], { env: ctx.env, quick: false, dataDir: ctx.dataDir }))]);
+    if (target !== null) {
+      const store = await checkStore(config, ctx.env);
+      const k8s = await kubernetesChecks([target], { env: ctx.env, quick: false, dataDir: ctx.dataDir, ...withId(store) });
+      return report(ctx, [configCheck, ...(store.check ? [store.check] : []), ...k8s]);
+    }
   }
   // a local executor's checks are those of this machine: everything but the clusters
   const clusters = typeof only === 'string' || config === null ? [] : allKubernetesTargets(config);
+  const store = await checkStore(config, ctx.env);
   const checks: Check[] = [
     checkNodeVersion(process.version),
     checkTool('git', ['--version'], 'install git (e.g. apt-get install git)'),
@@ -127,13 +133,19 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
     checkDataDir(ctx.dataDir),
     checkAgentctl(config),
     configCheck,
+    ...(store.check ? [store.check] : []),
     ...[checkSandbox(config)].filter((c): c is Check => c !== null),
     ...checkAgentReads(config, { dataDir: ctx.dataDir, env: ctx.env }),
     ...checkAgents(config, ctx.env),
-    ...(await kubernetesChecks(clusters, { env: ctx.env, quick: true, dataDir: ctx.dataDir })),
+    ...(await kubernetesChecks(clusters, { env: ctx.env, quick: true, dataDir: ctx.dataDir, ...withId(store) })),
     ...(await checkServe(ctx, config)),
   ];
   return report(ctx, checks);
+}
+
+/** The store's installation id for the Kubernetes checks, when the store has one to say (Postgres). */
+function withId(store: StoreCheck): { installationId?: string | null } {
+  return store.installationId !== undefined ? { installationId: store.installationId } : {};
 }
 
 async function report(ctx: CliContext, checks: readonly Check[]): Promise<number> {

@@ -92,3 +92,6 @@ export async function migratePostgres(query: Query): Promise<void> {
     await query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [m.version, m.name, new Date().toISOString()]);
   }
 }
+
+/** The schema version this berth writes (`berth doctor` compares a database's with it). */
+export const PG_SCHEMA_VERSION = Math.max(...PG_MIGRATIONS.map((m) => m.version));
