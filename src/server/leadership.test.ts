@@ -16,7 +16,7 @@ function replica(store: FakeLeaseStore, identity: string) {
   const readiness = new Readiness();
   const port = store.port(identity);
   const fatal: Error[] = [];
-  let failMark = false;
+  let failMark = 0;
   const leadership = lead({
     settings: {
       port,
@@ -28,7 +28,10 @@ function replica(store: FakeLeaseStore, identity: string) {
       retryPeriodMs: 100,
       markLeader: async (leading) => {
         log.push(`label ${leading ? 'set' : 'removed'}`);
-        if (failMark) throw new Error('forbidden');
+        if (failMark > 0) {
+          failMark--;
+          throw new Error('forbidden');
+        }
       },
     },
     readiness,
@@ -40,8 +43,9 @@ function replica(store: FakeLeaseStore, identity: string) {
       log.push('stop');
     },
     onFatal: (err) => fatal.push(err),
+    labelRetryMs: 10,
   });
-  return { log, readiness, port, fatal, leadership, failLabel: () => (failMark = true) };
+  return { log, readiness, port, fatal, leadership, failLabel: (times = Infinity) => (failMark = times) };
 }
 
 describe('lead (serve as one replica of several)', () => {
@@ -60,6 +64,18 @@ describe('lead (serve as one replica of several)', () => {
     await until(() => b.log.includes('label set'), 'b takes over');
     expect(b.log).toEqual(['label removed', 'start generation 1', 'label set']);
     await b.leadership.release();
+  });
+
+  it('sets its label again until it holds: a leader with no label would get no traffic', async () => {
+    const store = new FakeLeaseStore();
+    const a = replica(store, 'pod-a');
+    a.failLabel(3); // the first three tries to set it (the stale-label removal went first, before this)
+    await until(() => a.log.filter((l) => l === 'label set').length === 4, 'a labels its Pod at the fourth try');
+    expect(a.log).toEqual(['label removed', 'start generation 0', 'label set', 'label set', 'label set', 'label set']);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(a.log, 'set once it held, it is not set again').toEqual(['label removed', 'start generation 0', 'label set', 'label set', 'label set', 'label set']);
+    expect(a.fatal).toEqual([]);
+    await a.leadership.release();
   });
 
   it('stops its controller and asks serve to exit when its term ends; a label it cannot remove is no reason to wait', async () => {

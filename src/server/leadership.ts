@@ -33,6 +33,8 @@ interface LeadOptions {
   stop: () => Promise<void>;
   /** The controller cannot go on in this process (its term ended, or it failed to start): serve should exit. */
   onFatal: (err: Error) => void;
+  /** The first wait before the leader label is tried again. @default 1000 */
+  labelRetryMs?: number;
 }
 
 export interface Leadership {
@@ -42,6 +44,22 @@ export interface Leadership {
 
 /** How long setting or removing the leader label may take. */
 const MARK_TIMEOUT_MS = 5000;
+/** The first wait before setting the leader label again, and the longest. */
+const LABEL_RETRY_MS = 1000;
+const LABEL_RETRY_MAX_MS = 15_000;
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
 
 /** Enters the election (as a standby until the Lease is won). */
 export function lead(opts: LeadOptions): Leadership {
@@ -50,19 +68,36 @@ export function lead(opts: LeadOptions): Leadership {
   metrics.setLeader(false);
   let closing = false;
   let warned = false;
-  const mark = async (leading: boolean): Promise<void> => {
-    if (!markLeader) return;
+  /** True once the label is as asked (or there is no Pod to label). */
+  const mark = async (leading: boolean): Promise<boolean> => {
+    if (!markLeader) return true;
     let timer: NodeJS.Timeout | undefined;
     // bounded: an API server that cannot be reached (why a term may end) must not hold anything up
     const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in ${MARK_TIMEOUT_MS / 1000} s`)), MARK_TIMEOUT_MS)));
     try {
       await Promise.race([markLeader(leading), timeout]);
+      return true;
     } catch (err) {
       // the Service then selects no Pod (or a stale one until its readiness fails): say what to fix, once
       if (!warned) logger?.warn({ err: (err as Error).message }, `cannot ${leading ? 'set' : 'remove'} the leader label on this Pod (needs get and patch on pods in its namespace)`);
       warned = true;
+      return false;
     } finally {
       clearTimeout(timer);
+    }
+  };
+  /**
+   * The leader's label, tried again (backing off to LABEL_RETRY_MAX_MS) until it is set or the term
+   * ends: a leader whose one patch failed (an API server slow under load) would otherwise lead with
+   * no Service sending it anybody until the next change of leader.
+   */
+  const markWhileLeading = async (signal: AbortSignal): Promise<void> => {
+    for (let wait = opts.labelRetryMs ?? LABEL_RETRY_MS; !signal.aborted; wait = Math.min(2 * wait, LABEL_RETRY_MAX_MS)) {
+      if (await mark(true)) {
+        if (warned) logger?.info({ label: 'berth.dev/leader' }, 'the leader label is set on this Pod');
+        return;
+      }
+      await delay(wait, signal);
     }
   };
   const elector = new LeaderElector({
@@ -73,7 +108,7 @@ export function lead(opts: LeadOptions): Leadership {
       logger?.info({ identity: opts.settings.identity, generation: term.generation }, 'took the controller Lease: starting the controller');
       try {
         await opts.start(term);
-        if (!term.signal.aborted) await mark(true);
+        await markWhileLeading(term.signal);
       } catch (err) {
         if (closing) return;
         opts.onFatal(new Error(`the controller could not start as the new leader: ${(err as Error).message}`, { cause: err }));
