@@ -162,7 +162,7 @@ describe('two berth serve replicas on Postgres, one Lease', () => {
     const b = await startReplica('berth-b');
     await until(b, (s) => s.status === 503 && s.reason === 'standby', 'a standby');
 
-    const launched = await a.client.launch({ repository: { url: repo.url }, executor: 'k8s', agent: 'fast', name: 'survivor' });
+    const launched = await a.client.launch({ repository: { url: repo.url }, executor: 'k8s', agent: 'fast', name: `survivor-${randomBytes(3).toString('hex')}` });
     const ready = await settled(a.client, launched.id);
     expect(ready.state, JSON.stringify(ready.error)).toBe('ready');
     const agentId = ready.agentProcess?.id;
@@ -220,7 +220,7 @@ describe('two berth serve replicas on Postgres, one Lease', () => {
     await until(standby, (s) => s.status === 503 && s.reason === 'standby', 'a standby after its restart');
 
     // killed mid-launch: the next leader finishes the launch's cleanup or leaves it ready; either way one Pod at most, all recorded
-    const second = await leader.client.launch({ repository: { url: repo.url }, executor: 'k8s', agent: 'fast', name: 'mid-launch' });
+    const second = await leader.client.launch({ repository: { url: repo.url }, executor: 'k8s', agent: 'fast', name: `mid-launch-${randomBytes(3).toString('hex')}` });
     await kill(leader);
     await until(standby, (s) => s.status === 200, 'ready after a mid-launch kill');
     const after = await settled(standby.client, second.id);

@@ -18,7 +18,7 @@ import { CoordinationV1Api, CoreV1Api, type KubeConfig, type V1Pod } from '@kube
 import { stringify } from 'yaml';
 import { BerthClient } from '../../../src/api/api-client.js';
 import { requireEnv } from './env.js';
-import { forwardService, helm, kubectlOk, type ServiceForward } from './helm.js';
+import { forwardService, helm, kubectl, kubectlOk, type ServiceForward } from './helm.js';
 import { forwardPort, type ForwardedPort } from './portforward.js';
 import { podCondition, waitFor } from './wait.js';
 
@@ -40,6 +40,11 @@ export interface ChartRelease {
   leaseTransitions(): Promise<number>;
   /** The API token from the chart's Secret. */
   token(): Promise<string>;
+  /**
+   * The leader-election lines (and errors) the controller Pods logged, each container's current and
+   * previous run, oldest Pod first: what a failed takeover assertion prints to say what happened.
+   */
+  leaderLog(): Promise<string>;
   uninstall(): Promise<void>;
 }
 
@@ -65,7 +70,7 @@ export async function installChart(kc: KubeConfig, release: string, namespace: s
   const core = kc.makeApiClient(CoreV1Api);
   const coordination = kc.makeApiClient(CoordinationV1Api);
   const selector = `app.kubernetes.io/instance=${release},app.kubernetes.io/component=controller`;
-  return {
+  const r: ChartRelease = {
     release,
     namespace,
     fullname,
@@ -91,11 +96,35 @@ export async function installChart(kc: KubeConfig, release: string, namespace: s
       if (data === undefined) throw new Error(`secret ${fullname}-api-token has no key "token"`);
       return Buffer.from(data, 'base64').toString('utf8');
     },
+    async leaderLog() {
+      const out: string[] = [];
+      for (const pod of await r.pods()) {
+        const name = pod.metadata!.name!;
+        for (const previous of [true, false]) {
+          const r = await kubectl(['-n', namespace, 'logs', name, '-c', 'berth', ...(previous ? ['--previous'] : [])], 30_000);
+          if (r.code !== 0) continue;
+          const lines = r.stdout.split('\n').filter((l) => /leader|Lease|fence|"level":(40|50|60)/.test(l));
+          out.push(`--- ${name}${previous ? ' (previous run)' : ''}: ${lines.length} lines`, ...lines.slice(-40).map(brief));
+        }
+      }
+      return out.join('\n');
+    },
     async uninstall() {
       const u = await helm(['uninstall', release, '--namespace', namespace]);
       if (u.code !== 0) throw new Error(`helm uninstall failed (${u.code}):\n${u.stderr}`);
     },
   };
+  return r;
+}
+
+/** One pino JSON line as `time level msg {rest}`; other lines as they are. */
+function brief(line: string): string {
+  try {
+    const { time, level, msg, pid: _p, hostname: _h, ...rest } = JSON.parse(line) as Record<string, unknown>;
+    return `${new Date(Number(time)).toISOString().slice(11, 23)} ${String(level)} ${String(msg)} ${JSON.stringify(rest)}`;
+  } catch {
+    return line;
+  }
 }
 
 const ready = (p: V1Pod): boolean => podCondition(p, 'Ready')?.status === 'True';
