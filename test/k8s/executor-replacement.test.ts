@@ -7,6 +7,7 @@ import { createTestRepo, type TestRepo } from './support/git.js';
 import { berthOnCluster, execText, labelledLeftovers, FAST_AGENT_ENV, imageTemplate, launchReady, waitForOutput, type BerthOnCluster } from './support/berth.js';
 import { clusterEnv } from './support/env.js';
 import { waitForDiagnostic } from './support/failures.js';
+import { waitFor } from './support/wait.js';
 
 const env = clusterEnv();
 
@@ -58,6 +59,15 @@ describe.concurrent('kubernetes executor: Pod replacement of a ready session', (
     expect((await execText(c, v.id, ['cat', 'evicted-file'])).stdout).toBe('kept\n');
     const [after] = await podsOf(v.id);
     expect(after?.metadata?.uid).not.toBe(before?.metadata?.uid);
+    // kubectl describe pod tells it too: the new Pod names the one it replaced and why; the old one was told before it went
+    const replacedAbout = async (uid: string) => (await h.core.listNamespacedEvent({ namespace: h.ns.name, fieldSelector: `involvedObject.uid=${uid}` })).items.filter((e) => e.reason === 'Replaced');
+    const [onNew] = await waitFor('the Replaced Event on the new Pod', async () => {
+      const events = await replacedAbout(after!.metadata!.uid!);
+      return events.length > 0 ? events : undefined;
+    });
+    expect(onNew).toMatchObject({ type: 'Normal', action: 'Replace', reportingComponent: 'berth.dev/controller', related: { kind: 'Pod', uid: before!.metadata!.uid } });
+    expect(onNew!.message).toContain(`replaces Pod ${h.ns.name}/${before!.metadata!.name} (UID ${before!.metadata!.uid}): PodEvicted: `);
+    expect((await replacedAbout(before!.metadata!.uid!)).map((e) => e.type), 'the old Pod was told before its delete').toEqual(['Warning']);
     await c.remove(v.id);
     expect(await labelledLeftovers(h.core, h.ns.name, `berth.dev/session-id=${v.id}`)).toEqual([]);
   });
