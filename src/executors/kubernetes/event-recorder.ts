@@ -3,7 +3,8 @@
  * tell the story Berth knows: a launch stage that failed (on the Pod, else the claim, written before
  * the rollback deletes them: an Event outlives its object for the cluster's event TTL), a Pod
  * replaced (on the new Pod, naming the old one and why; and on the old one while it still exists),
- * and every object the sweep deletes (on it, before the delete).
+ * every object the sweep deletes, and a Pod an interrupted resume left unrecorded (on it, before the
+ * delete).
  *
  * Best effort: an Event that cannot be written (the Role lacks `create` on events.k8s.io events,
  * a slow API server) never fails a launch, a replacement or a sweep, and holds none of them up
@@ -159,5 +160,16 @@ export function replacingEvent(old: EventObjectRef, sessionId: string, gone: Gon
     reason: EVENT_REASON.replaced,
     action: 'Replace',
     note: `Berth replaces this Pod of session ${sessionId} (${gone.reason}: ${gone.message}): it is deleted and a new Pod of the same name starts on the same workspace volume.`,
+  };
+}
+
+/** A Pod an interrupted resume created but never recorded, about to be deleted by the next resume: on it. */
+export function reapedPendingPodEvent(pod: EventObjectRef, sessionId: string): ObjectEvent {
+  return {
+    regarding: pod,
+    type: 'Normal',
+    reason: EVENT_REASON.reaped,
+    action: 'Delete',
+    note: `Berth deletes this Pod of session ${sessionId}: an earlier resume created it but did not live to record it; the resume now under way creates the session's Pod anew.`,
   };
 }

@@ -128,6 +128,25 @@ describe('resume: a new Pod on the recorded claim', () => {
     expect(err.message).toMatch(/rollback failed: .*etcd timeout/);
   });
 
+  it('deletes the Pod an interrupted resume created but did not record, with a Reaped Event on it first, then creates its own', async () => {
+    const h = new KubeHarness();
+    const s = await stopped(h);
+    await resume(h, s);
+    const row = h.recorded.checkpoints.find((c) => c.state === 'pod_creating')?.metadata;
+    const orphan = h.objects.find('Pod', NAMESPACE, POD_NAME)?.metadata?.uid;
+    expect(row?.[META.pendingCreateDigest], 'the row names the create it did not live to record').toBeDefined();
+    h.resetRecords();
+    h.events.written.length = 0;
+
+    await resume(h, { metadata: row!, secrets: s.secrets });
+    const created = h.objects.callsOf('createPod')[0]?.created;
+    expect(mutations(h)).toEqual([`deletePod ${orphan}`, `createPod ${created}`]);
+    const reaped = h.events.written.filter((e) => e.reason === 'Reaped');
+    expect(reaped).toHaveLength(1);
+    expect(reaped[0]).toMatchObject({ regarding: { kind: 'Pod', name: POD_NAME, uid: orphan }, type: 'Normal', action: 'Delete' });
+    expect(reaped[0]?.note).toMatch(/an earlier resume created it but did not live to record it/);
+  });
+
   it('refuses a claim that is not the recorded one, before creating anything', async () => {
     const h = new KubeHarness();
     const s = await stopped(h);

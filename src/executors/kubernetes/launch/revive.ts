@@ -14,7 +14,7 @@ import { INIT_STAGE, LaunchError, REASON, Rollback } from '../../launch-kit/inde
 import { META, STAGE } from '../constants.js';
 import { ownershipLabelProblems, ownershipLabels } from '../compose/index.js';
 import { deleteAll, deleteEach } from '../cleanup.js';
-import { launchSecrets, replacedEvent, replacingEvent } from '../event-recorder.js';
+import { launchSecrets, reapedPendingPodEvent, replacedEvent, replacingEvent } from '../event-recorder.js';
 import type { EventObjectRef } from '../kube/index.js';
 import { pendingTarget } from '../pending.js';
 import { POD_AGENTCTL } from '../artifacts.js';
@@ -79,7 +79,10 @@ async function removePendingPod(l: KubeLaunchState): Promise<void> {
   if (l.meta.pendingCreateDigest === null) return;
   const deadline = AbortSignal.timeout(60_000);
   const target = await pendingTarget(l.kube.objects, l.meta, recordedState(l.req.previous?.metadata ?? {}), deadline, l.env.log);
-  if (target !== null) await deleteAll(l.kube.objects, [target], deadline, 'refuse');
+  if (target !== null) {
+    await l.env.events.emit(reapedPendingPodEvent({ kind: 'Pod', namespace: target.namespace, name: target.name, uid: target.uid }, l.identity.sessionId), launchSecrets(l.req));
+    await deleteAll(l.kube.objects, [target], deadline, 'refuse');
+  }
   l.meta = { ...l.meta, pendingCreateDigest: null };
 }
 
