@@ -46,7 +46,8 @@ export async function streamSessionEvents(service: SessionService, res: ServerRe
   );
   try {
     const snapshot = await opts.snapshot();
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
+    // x-accel-buffering: nginx (an Ingress) passes each event on at once even where proxy buffering is on.
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     res.flushHeaders();
     for (const e of snapshot) write(e);
     for (const e of buffered) write(e);

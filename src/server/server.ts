@@ -52,7 +52,7 @@ interface ApiServerOptions {
   token: string;
   version: string;
   logger?: ApiLogger;
-  /** @default 15000 */
+  /** How often a quiet stream (logs, exec, events) sends a keep-alive and an open shell WebSocket is pinged. @default 15000 */
   keepAliveMs?: number;
   /** sha256 of the config file the service runs with (null: built-in defaults), shown by /health for `berth doctor`. */
   configSha256?: string | null;
@@ -188,7 +188,7 @@ export function createApiServer(opts: ApiServerOptions): Server {
       ...workspaceRoutes({ service, keepAliveMs }),
       ...conversationRoutes(service),
     };
-    attachShellRoute(server, { service, gate, ...(opts.logger ? { log: opts.logger } : {}) });
+    attachShellRoute(server, { service, gate, keepAliveMs, ...(opts.logger ? { log: opts.logger } : {}) });
     if (!opts.readiness) readiness.markReady();
   };
   // A service that fails to start is the caller's to report (startServe closes the server).

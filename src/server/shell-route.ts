@@ -1,12 +1,12 @@
 /**
  * The shell route: `GET /api/v1/sessions/{id}/shell` upgraded to a WebSocket carrying
  * ShellClientMessage / ShellServerMessage JSON frames, bridged to `SessionService.openShell` by
- * `shell-bridge.ts`.
+ * `shell-bridge.ts`. Each socket is pinged while it is open (see `keepShellAlive`).
  * @module
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
 import type { SessionService } from '../controller/index.js';
 import type { Gate } from './dashboard/gate.js';
 import { apiRoutes, MAX_SHELL_FRAME_BYTES } from '../api/index.js';
@@ -18,9 +18,21 @@ import { bridgeShell, type BridgeLogger } from './shell-bridge.js';
 /** The one route taking a WebSocket upgrade. */
 const upgradeRoutes = new Router<true>().add('GET', apiRoutes.shell(':id'), true);
 
+/** The streams' keep-alive interval when none is given (`createApiServer`'s default). */
+const DEFAULT_KEEP_ALIVE_MS = 15_000;
+
+interface ShellRouteOptions {
+  service: SessionService;
+  gate: Gate;
+  log?: BridgeLogger;
+  /** How often an open shell socket is pinged (the streams' keep-alive). @default 15000 */
+  keepAliveMs?: number;
+}
+
 /** Serves the shell WebSocket on `server`'s upgrade requests (every other upgrade gets a 404). */
-export function attachShellRoute(server: Server, opts: { service: SessionService; gate: Gate; log?: BridgeLogger }): void {
+export function attachShellRoute(server: Server, opts: ShellRouteOptions): void {
   const { service, gate, log } = opts;
+  const keepAliveMs = opts.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
   // A larger frame closes its socket with 1009 (the clients split input below this).
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_SHELL_FRAME_BYTES });
 
@@ -54,6 +66,7 @@ export function attachShellRoute(server: Server, opts: { service: SessionService
     resolveSessionRef(service, match.params['id'] ?? '').then(
       (id) =>
         wss.handleUpgrade(req, socket, head, (ws) => {
+          keepShellAlive(ws, keepAliveMs);
           void bridgeShell(ws, service, { id, rows, cols, ...(term !== undefined ? { term } : {}) }, log);
         }),
       (err: unknown) => rejectUpgrade(socket, toHttpError(err)),
@@ -72,6 +85,31 @@ export function attachShellRoute(server: Server, opts: { service: SessionService
     terminate();
     wss.close();
   });
+}
+
+/**
+ * Pings `ws` every `intervalMs` while it is open, and terminates it when the last ping's pong has
+ * not come back by the next one. The pings are traffic on an idle shell, so a proxy in front (an
+ * Ingress with a read timeout, a load balancer's idle timeout) does not cut a shell nobody types
+ * in; a peer that vanished without a close is found and its shell ended.
+ */
+export function keepShellAlive(ws: WebSocket, intervalMs: number): void {
+  let answered = true;
+  ws.on('pong', () => {
+    answered = true;
+  });
+  const timer = setInterval(() => {
+    if (ws.readyState !== ws.OPEN) return;
+    if (!answered) {
+      clearInterval(timer);
+      ws.terminate(); // 'close' follows: the bridge closes the shell
+      return;
+    }
+    answered = false;
+    ws.ping();
+  }, intervalMs);
+  timer.unref();
+  ws.once('close', () => clearInterval(timer));
 }
 
 const shellTerminators = new WeakMap<Server, () => void>();

@@ -46,7 +46,8 @@ async function streamLogs({ service, keepAliveMs }: StreamDeps, res: ServerRespo
   const gone = clientGone(res);
   await service.get(id); // a clean 404 before the stream starts
   if (gone.aborted) return;
-  res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+  // x-accel-buffering: nginx (an Ingress) passes each line on at once even where proxy buffering is on.
+  res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
   // Sent now, not with the first output: a quiet agent's follower must not wait for a ping to start.
   res.flushHeaders();
   // Each line waits for a full response buffer to drain before the next chunk is pulled: a

@@ -45,7 +45,8 @@ async function runExec({ service, keepAliveMs }: WorkspaceDeps, res: ServerRespo
   });
   // Headers go out with the first output (or the exit), so a refused exec still gets its real status.
   const start = (): void => {
-    if (!res.headersSent) res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+    // x-accel-buffering: nginx (an Ingress) passes each line on at once even where proxy buffering is on.
+    if (!res.headersSent) res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
   };
   const line = (m: ExecMessage): Promise<void> => {
     // The client may have gone (Ctrl-C): a write after that would be an 'error' on the response.
