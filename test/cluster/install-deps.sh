@@ -29,6 +29,7 @@ pkgs=(
   chromium             # the dashboard's browser tests (headless, driven by playwright-core)
   fonts-dejavu-core    # so the dashboard's screenshots show text
   postgresql           # the Postgres inventory's tests start a throwaway server (initdb, postgres; test/support/postgres.ts)
+  nginx                # the Ingress tests' stand-in ingress controller (test/k8s/support/ingress-nginx.ts)
 )
 
 missing=()
