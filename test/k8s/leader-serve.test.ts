@@ -4,7 +4,8 @@
  * serves, the other is a standby (`/readyz` 503). The leader is killed (SIGKILL) with a ready
  * session, repeatedly: the standby takes over once the Lease lapses, reconnects the session
  * without re-running its agent, and serves it; the killed one comes back as the standby. A leader
- * killed mid-launch leaves a session the new leader finishes or rolls back, and nothing leaks.
+ * killed mid-launch leaves a session the new leader finishes or rolls back, and nothing leaks. The
+ * replicas run as a ServiceAccount with deploy/rbac.yaml and get/create/update on leases, nothing more.
  * Takeover times are printed (no timing assertions: they depend on the Lease durations).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -55,6 +56,7 @@ describe('two berth serve replicas on Postgres, one Lease', () => {
       cwd: ROOT,
       env: {
         ...process.env,
+        KUBECONFIG: sa.kubeconfigPath, // the Lease with the ServiceAccount's rights, not the admin's
         BERTH_LOG_LEVEL: 'info',
         BERTH_DATABASE_URL: pg.url('berth'),
         BERTH_SECRET_KEY: randomKey,
@@ -128,7 +130,8 @@ describe('two berth serve replicas on Postgres, one Lease', () => {
     ensureArtifacts();
     const admin = loadKubeConfig(env.kubeconfig);
     ns = await createTestNamespace(admin, 'leader-serve', { podSecurity: 'restricted' });
-    sa = await createExecutorServiceAccount(admin, ns.name);
+    // the replicas run as a ServiceAccount with deploy/rbac.yaml plus exactly what --lease needs (the README's rule)
+    sa = await createExecutorServiceAccount(admin, ns.name, { extraRules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }] });
     core = admin.makeApiClient(CoreV1Api);
     repo = await createTestRepo('leader', { 'README.md': '# leader\n', BERTH_MARKER: 'marker-leader\n' });
     pg = await startPostgres();

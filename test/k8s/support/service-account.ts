@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
-import type { KubeConfig, V1Role, V1RoleBinding, V1ServiceAccount } from '@kubernetes/client-node';
+import type { KubeConfig, V1PolicyRule, V1Role, V1RoleBinding, V1ServiceAccount } from '@kubernetes/client-node';
 import { parseAllDocuments, stringify } from 'yaml';
 
 export const RBAC_FILE = fileURLToPath(new URL('../../../deploy/rbac.yaml', import.meta.url));
@@ -41,6 +41,8 @@ export interface ServiceAccountOptions {
   suffix?: string;
   /** Override the API server URL written to the kubeconfigs (e.g. a local proxy). */
   server?: string;
+  /** Rules added to deploy/rbac.yaml's (e.g. what `berth serve --lease` needs for its Lease). */
+  extraRules?: V1PolicyRule[];
 }
 
 export interface ServiceAccountAccess {
@@ -76,6 +78,7 @@ export async function createExecutorServiceAccount(kc: KubeConfig, namespace: st
     if (JSON.stringify(rules) === JSON.stringify(role.rules)) throw new Error(`deploy/rbac.yaml grants no ${verb} on ${resource}`);
     role.rules = rules;
   }
+  if (opts.extraRules) role.rules = [...(role.rules ?? []), ...opts.extraRules];
   await core.createNamespacedServiceAccount({ namespace, body: { ...objects.serviceAccount, metadata: { ...objects.serviceAccount.metadata, name } } });
   await rbac.createNamespacedRole({ namespace, body: role });
   await rbac.createNamespacedRoleBinding({
