@@ -3,6 +3,7 @@
  * @module
  */
 import {
+  ActivityReportSchema,
   HEADER,
   HealthResponseSchema,
   InstanceIdSchema,
@@ -13,6 +14,7 @@ import {
   instanceRoutes,
 } from '../protocol/index.js';
 import type {
+  ActivityReport,
   HealthResponse,
   OutputChunk,
   OutputPage,
@@ -121,6 +123,18 @@ export class InstanceClient {
   health(options: CallOptions = {}): Promise<HealthResponse> {
     return this.#transport.request(
       { method: 'GET', path: instanceRoutes.health, schema: HealthResponseSchema, idempotent: true },
+      options,
+    );
+  }
+
+  /**
+   * Whether the session is idle by the agent's real state: no turn in flight, no pending
+   * permission, no child process of the agent, no open shell or exec, and no output (raw agent),
+   * event (ACP), input, start or exit within `windowMs` (default 5 minutes; 1 ms to 24 hours).
+   */
+  activity(options: CallOptions & { readonly windowMs?: number } = {}): Promise<ActivityReport> {
+    return this.#transport.request(
+      { method: 'GET', path: instanceRoutes.activity, query: { window_ms: options.windowMs }, schema: ActivityReportSchema, idempotent: true },
       options,
     );
   }

@@ -1,5 +1,5 @@
 /**
- * Routes of an instance server (paths from src/protocol/routes.ts): health, processes (ACP ones: acp/routes.ts), files, git.
+ * Routes of an instance server (paths from src/protocol/routes.ts): health, processes (ACP ones: acp/routes.ts), files, git, activity.
  * @module
  */
 import {
@@ -22,6 +22,7 @@ import { deletePath, listTree, MAX_TREE_DEPTH, readFileContent, writeFileContent
 import { gitCommit, gitDiff, gitLog, gitStatus } from './workspace/git.js';
 import { protocolError } from './errors.js';
 import { addAcpRoutes } from './acp/routes.js';
+import { addActivityRoute } from './activity/routes.js';
 
 const P = ':id';
 const GIT_LOG_MAX = 1000;
@@ -110,5 +111,6 @@ export function instanceRouter(ctx: InstanceContext): Router<Route> {
   r.add('POST', instanceRoutes.gitCommit, {
     handler: async ({ req }) => ({ status: 201, body: await gitCommit(ws, await readJson(req, GitCommitRequestSchema, LIMITS.maxBodyBytes)) }),
   });
+  addActivityRoute(r, processes);
   return r;
 }

@@ -10,5 +10,6 @@ export * from './processes.js';
 export * from './acp.js';
 export * from './files.js';
 export * from './git.js';
+export * from './activity.js';
 export * from './routes.js';
 export * from './port-report.js';

@@ -36,6 +36,8 @@ export const instanceRoutes = {
   gitDiff: `${API_V1}/git/diff`,
   gitLog: `${API_V1}/git/log`,
   gitCommit: `${API_V1}/git/commit`,
+  /** Whether the session is idle by the agent's real state (activity.ts). */
+  activity: `${API_V1}/activity`,
 } as const;
 
 /*
@@ -50,6 +52,7 @@ export const instanceRoutes = {
  * - filesContent (PUT): body WriteFileRequest
  * - gitDiff: `base` (a ref; absent = unstaged changes against the index), `path` (limit to a path)
  * - gitLog: `limit` (default 50, max 1000), `ref` (default HEAD)
+ * - activity: `window_ms` (default 5 minutes, 1 ms to 24 hours: ACTIVITY_WINDOW)
  */
 
 /*

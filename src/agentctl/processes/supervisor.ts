@@ -79,6 +79,8 @@ export class ProcessSupervisor {
   /** Ids of exited processes whose output is in memory, least recently used first. */
   readonly #recentExited = new Set<string>();
   #closed = false;
+  /** The last stdin write to any process (epoch ms), for the activity report (activity/). */
+  lastInput: { readonly at: number; readonly process: string } | null = null;
 
   constructor(options: SupervisorOptions) {
     this.#opts = options;
@@ -188,7 +190,6 @@ export class ProcessSupervisor {
     const id = request.id ?? `p-${randomBytes(8).toString('hex')}`;
     return { created: true, info: await this.#spawn(id, request, cwd.abs, cwd.rel, resume) };
   }
-
 
   #sameOrConflict(existing: ManagedProcess, request: StartRequest): ProcessInfo {
     if (!sameCommand(existing.meta.command, request.command)) {
@@ -310,6 +311,7 @@ export class ProcessSupervisor {
     if (proc.meta.status !== 'running' || stdin === undefined) throw protocolError('conflict', `process ${id} has exited`);
     if (proc.acp !== null) throw protocolError('conflict', `process ${id} speaks ACP on its stdin: send a turn with …/prompt instead`);
     if (stdin.writableEnded || stdin.destroyed) throw protocolError('conflict', `stdin of process ${id} is closed`);
+    this.lastInput = { at: Date.now(), process: id };
     await new Promise<void>((resolve, reject) => {
       const cb = (err?: Error | null): void => (err ? reject(protocolError('conflict', `writing to stdin of ${id}: ${err.message}`)) : resolve());
       if (eof) stdin.end(data, cb);
