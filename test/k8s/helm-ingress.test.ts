@@ -4,7 +4,8 @@
 // like ingress-nginx by test/k8s/support/ingress-nginx.ts: a stand-in, not ingress-nginx). Every
 // remote CLI command goes through it: login --ca, launch, exec, shell (a WebSocket), logs -f (a
 // stream), send, status, stop, resume, rm. The Ingress's proxy-read-timeout is short on purpose
-// (20 s, above the controller's 15 s keep-alive): a shell left idle longer than that and a quiet
+// (30 s: twice the controller's 15 s keep-alive, so a keep-alive late on a loaded machine still
+// arrives in time): a shell left idle longer than that and a quiet
 // `logs -f` must stay open, which needs the controller's WebSocket pings and stream keep-alives.
 // A replaced controller Pod is reached again through the same URL once nginx reloads with its new
 // address. The dashboard's login cookie through the TLS Ingress is Secure.
@@ -31,8 +32,8 @@ const HOST = 'berth.test';
 const RELEASE = 'team';
 const MARKER = 'served-through-an-ingress';
 const SESSION_SELECTOR = 'app.kubernetes.io/managed-by=berth';
-/** The Ingress's proxy-read-timeout (s): longer than the controller's keep-alive (15 s), far shorter than a real shell's pauses. */
-const READ_TIMEOUT_S = 20;
+/** The Ingress's proxy-read-timeout (s): twice the controller's keep-alive (15 s), far shorter than a real shell's pauses. */
+const READ_TIMEOUT_S = 30;
 /** How long the shell and the log follower stay quiet: past the read timeout. */
 const IDLE_MS = (READ_TIMEOUT_S + 6) * 1000;
 const READY_LINE = 'agent> ready for instructions';
@@ -50,7 +51,7 @@ function values(image: string, sessionsNamespace: string, api: { host: string; p
       { name: 'KUBERNETES_SERVICE_HOST', value: api.host },
       { name: 'KUBERNETES_SERVICE_PORT', value: api.port },
     ],
-    resources: { requests: { cpu: '10m', memory: '128Mi' }, limits: { memory: '1Gi' } },
+    resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '1Gi' } },
     persistence: { size: '1Gi' },
     ingress: {
       enabled: true,
