@@ -16,7 +16,7 @@ import { LAUNCH_LIMITS, launchRequestProblems } from '../shared/launch-limits.js
  * agent stopped, workspace kept: `resume` brings it back), `failed` (the last launch or resume
  * failed and was rolled back, see `error`), `removing`.
  */
-const SessionStateSchema = z.enum(['launching', 'ready', 'stopping', 'stopped', 'failed', 'removing']);
+const SessionStateSchema = z.enum(['launching', 'ready', 'stopping', 'stopped', 'suspended', 'failed', 'removing']);
 export type SessionState = z.infer<typeof SessionStateSchema>;
 
 const StageStatusSchema = z.enum(['running', 'waiting', 'succeeded', 'failed']);

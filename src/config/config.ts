@@ -3,6 +3,7 @@
  * fresh install needs no config at all (agents `demo` and `demo-acp`: agents.ts; executor `local`).
  * @module
  */
+import { resolveIdle, type IdlePolicy } from './idle.js';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -39,6 +40,8 @@ export interface LocalExecutorConfig {
   sandboxHide: readonly string[];
   /** Absolute paths sandboxed agents may read (`sandbox_expose`, `~/` expanded). */
   sandboxExpose: readonly string[];
+  /** Suspend idle sessions (`idle:`); absent: never. */
+  idle?: IdlePolicy;
   description: string;
 }
 
@@ -54,6 +57,8 @@ interface KubernetesExecutorConfig {
   requestTimeoutSeconds: number;
   /** Names of serve's environment variables a launch on this executor may pass (`secret_env`). */
   secretEnv: readonly string[];
+  /** Suspend idle sessions (`idle:`); absent: never. */
+  idle?: IdlePolicy;
   description: string;
 }
 
@@ -68,6 +73,8 @@ export interface ProfileConfig {
   description: string;
   /** The validated `kubernetes:` block: set exactly when `executor` is a kubernetes executor. */
   kubernetes: KubernetesProfile | null;
+  /** Suspend idle sessions (`idle:`), overriding the executor's; absent: the executor's. */
+  idle?: IdlePolicy;
 }
 
 export interface ResolvedConfig {
@@ -130,6 +137,12 @@ export function parseYaml(text: string, file: string): unknown {
   return doc.toJS() as unknown;
 }
 
+/** `{ idle }` when the block is set, else nothing (the field stays absent). */
+function idleOf(raw: Parameters<typeof resolveIdle>[0], field: string, source: string | null): { idle?: IdlePolicy } {
+  const idle = resolveIdle(raw, field, source);
+  return idle ? { idle } : {};
+}
+
 /** Validates a raw config object and merges it over the built-in defaults. */
 export function resolveConfig(raw: unknown, opts: { source: string | null; installRoot: string; homeDir?: string }): ResolvedConfig {
   // zod drops a `__proto__` key without a word; a name that cannot be a map entry is refused instead
@@ -163,12 +176,13 @@ export function resolveConfig(raw: unknown, opts: { source: string | null; insta
         network: e.network ?? true,
         secretEnv: unique(e.secret_env),
         ...resolveSandboxPaths(name, e, ctx),
+        ...idleOf(e.idle, `executors.${name}.idle`, opts.source),
         description: e.description ?? '',
       };
       continue;
     }
     const connection = resolveKubernetesConnection(name, e, ctx);
-    executors[name] = { name, type: 'kubernetes', connection, ...connection, secretEnv: unique(e.secret_env), description: e.description ?? '' };
+    executors[name] = { name, type: 'kubernetes', connection, ...connection, secretEnv: unique(e.secret_env), ...idleOf(e.idle, `executors.${name}.idle`, opts.source), description: e.description ?? '' };
   }
 
   const profiles = emptyMap<ProfileConfig>();
@@ -185,7 +199,8 @@ export function resolveConfig(raw: unknown, opts: { source: string | null; insta
       throw new ConfigFieldError(`profiles.${name}.kubernetes`, `is only allowed on a profile of a kubernetes executor ('${p.executor}' is ${executor.type})`, opts.source);
     }
     const kubernetes = p.kubernetes === undefined ? null : resolveKubernetesProfile(name, p.kubernetes, ctx);
-    profiles[name] = { name, executor: p.executor, env: p.env ?? {}, secretEnv: unique(p.secret_env), description: p.description ?? '', kubernetes };
+    const idle = idleOf(p.idle, `profiles.${name}.idle`, opts.source);
+    profiles[name] = { name, executor: p.executor, env: p.env ?? {}, secretEnv: unique(p.secret_env), ...idle, description: p.description ?? '', kubernetes };
   }
 
   const agents = resolveAgents(cfg.agents, opts.source);

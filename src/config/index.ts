@@ -15,4 +15,5 @@ export {
 export { AGENTCTL_PLACEHOLDER, PROMPT_FILE_PLACEHOLDER, PROMPT_PLACEHOLDER, usesAgentState, type AgentProfile } from './agents.js';
 export { ConfigFieldError } from '../shared/config-field-error.js';
 export { ConfigFileError } from './errors.js';
-export { approvedSecretEnv, launchTargetNames, resolveProfile, type ResolvedProfile } from './profiles.js';
+export { approvedSecretEnv, idlePolicy, launchTargetNames, resolveProfile, type ResolvedProfile } from './profiles.js';
+export type { IdlePolicy } from './idle.js';

@@ -3,6 +3,7 @@
  * directly. The one lookup the controller uses for launches, resumes and recovery.
  * @module
  */
+import type { IdlePolicy } from './idle.js';
 import { ownValue } from '../shared/own.js';
 import type { ExecutorConfig, ProfileConfig, ResolvedConfig } from './config.js';
 
@@ -35,4 +36,10 @@ export function approvedSecretEnv(resolved: ResolvedProfile): string[] {
 /** Every name a launch may give, for error messages. */
 export function launchTargetNames(config: ResolvedConfig): string[] {
   return [...Object.keys(config.executors), ...Object.keys(config.profiles)];
+}
+
+/** The idle policy of launch target `name`: its profile's `idle`, else its executor's; null: never suspended. */
+export function idlePolicy(config: ResolvedConfig, name: string): IdlePolicy | null {
+  const resolved = resolveProfile(config, name);
+  return resolved?.profile?.idle ?? resolved?.executor.idle ?? null;
 }

@@ -2,6 +2,7 @@
  * The shape of `berth.yaml` (raw, as written by users). Unknown keys are rejected everywhere.
  * @module
  */
+import { IdleSchema } from './idle.js';
 import { z } from 'zod';
 import { ENV_NAME } from '../shared/env-name.js';
 import { StoreSchema } from './store.js';
@@ -35,6 +36,8 @@ const LocalExecutorSchema = z.strictObject({
   /** Paths sandboxed agents may read (e.g. `~/.gitconfig`); absolute or `~/…` (checked in config.ts). */
   sandbox_expose: z.array(z.string({ error: 'must be a path' }), { error: 'must be a list of paths' }).optional(),
   secret_env: secretEnvList.optional(),
+  /** Suspend its sessions' idle agents (idle.ts); a profile's `idle` wins. */
+  idle: IdleSchema.optional(),
   description: z.string().optional(),
 });
 
@@ -48,6 +51,7 @@ export const KubernetesExecutorSchema = z.strictObject({
   namespace: z.string().min(1, { error: 'must be a valid Kubernetes namespace' }).optional(),
   request_timeout_seconds: z.number().int().min(1).max(300, { error: 'must be between 1 and 300' }).optional(),
   secret_env: secretEnvList.optional(),
+  idle: IdleSchema.optional(),
   description: z.string().optional(),
 });
 
@@ -101,6 +105,8 @@ const ProfileSchema = z.strictObject({
   kubernetes: KubernetesProfileSchema.optional(),
   /** Added to its executor's `secret_env` for launches of this profile. */
   secret_env: secretEnvList.optional(),
+  /** Suspend its sessions' idle agents (idle.ts), instead of its executor's setting. */
+  idle: IdleSchema.optional(),
   description: z.string().optional(),
 });
 

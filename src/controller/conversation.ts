@@ -8,7 +8,7 @@
 import { isAgentctlHttpError, type InstanceClient } from '../agentctl-client/index.js';
 import { LIMITS, type PermissionRequestInfo } from '../protocol/index.js';
 import type { SessionRecord } from '../inventory/index.js';
-import type { LiveAccess } from './live-access.js';
+import type { LiveAccess, LiveOptions } from './live-access.js';
 import { LaunchValidationError, SessionStateError, type AgentEventPage, type ApproveRequest, type ApproveResult } from './service.js';
 import { toView } from './views.js';
 
@@ -36,7 +36,7 @@ export class ConversationOps {
     const line = text.endsWith('\n') ? text.slice(0, -1) : text;
     if (opts.eof === true) throw this.#conflict(await this.#access.require(id), 'close the input of', "an ACP agent's stdin carries the protocol; end a turn with berth cancel, the agent with berth stop");
     if (line.trim() === '') throw new LaunchValidationError('data', 'must not be empty: for an ACP agent each send is a new turn');
-    await this.#withAcp(id, 'send a turn to', (acp, processId) => acp.prompt(processId, line));
+    await this.#withAcp(id, 'send a turn to', (acp, processId) => acp.prompt(processId, line), { wake: true });
   }
 
   async cancel(id: string): Promise<void> {
@@ -55,7 +55,7 @@ export class ConversationOps {
       const always = answer.always === true;
       await acp.answer(processId, request.id, { decision, always });
       return { requestId: request.id, decision, always, title: toolTitle(request), pending: pending.length - 1 };
-    });
+    }, { wake: true });
   }
 
   async agentEvents(id: string, opts: { from?: number; limit?: number; wait?: number; signal?: AbortSignal }): Promise<AgentEventPage> {
@@ -80,16 +80,21 @@ export class ConversationOps {
    * agentctl conflict (no turn runs, a turn still runs, the agent exited), is a SessionStateError
    * naming the session.
    */
-  async #withAcp<T>(id: string, action: string, fn: (acp: AcpCalls, processId: string) => Promise<T>): Promise<T> {
+  async #withAcp<T>(id: string, action: string, fn: (acp: AcpCalls, processId: string) => Promise<T>, live: LiveOptions = {}): Promise<T> {
     const record = await this.#access.require(id);
     if (record.request.protocol !== 'acp') {
       throw this.#conflict(record, action, `its agent '${record.agent}' is not an ACP agent (protocol: acp); berth send writes to its stdin`);
     }
     try {
-      const { value } = await this.#access.withLive(id, action, (live) => {
-        if (live.agentProcessId === null) throw this.#conflict(record, action, 'its agent is not running');
-        return fn(live.instance.client.acp, live.agentProcessId);
-      });
+      const { value } = await this.#access.withLive(
+        id,
+        action,
+        (session) => {
+          if (session.agentProcessId === null) throw this.#conflict(record, action, 'its agent is not running');
+          return fn(session.instance.client.acp, session.agentProcessId);
+        },
+        live,
+      );
       return value;
     } catch (err) {
       if (isAgentctlHttpError(err) && err.status === 409) throw this.#conflict(await this.#access.require(id), action, err.serverMessage);

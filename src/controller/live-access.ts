@@ -17,13 +17,24 @@ import { SessionNotFoundError, SessionStateError, type AgentProcessView } from '
 import type { ProcessInfo } from '../protocol/index.js';
 import { toView } from './views.js';
 
+/** Whether an action wakes a session suspended while idle (exec, shell, input, a turn, an answer), or only reads it. */
+export interface LiveOptions {
+  wake?: boolean;
+}
+
 export class LiveAccess {
   readonly #ctx: ManagerContext;
   readonly #shutdown: AbortSignal;
+  /** Resumes a suspended session (the manager's resume); set once the manager exists. */
+  #wake: ((id: string) => Promise<void>) | null = null;
 
   constructor(ctx: ManagerContext, shutdown: AbortSignal) {
     this.#ctx = ctx;
     this.#shutdown = shutdown;
+  }
+
+  set waker(wake: (id: string) => Promise<void>) {
+    this.#wake = wake;
   }
 
   async require(id: string): Promise<SessionRecord> {
@@ -32,8 +43,13 @@ export class LiveAccess {
     return record;
   }
 
-  async requireLive(id: string, action: string): Promise<LiveSession> {
-    const record = await this.require(id);
+  async requireLive(id: string, action: string, opts: LiveOptions = {}): Promise<LiveSession> {
+    let record = await this.require(id);
+    if (record.state === 'suspended' && opts.wake === true && this.#wake !== null) {
+      // a real action on a session suspended while idle: it wakes (a resume), then the action runs
+      await this.#wake(id);
+      record = await this.require(id);
+    }
     const live = this.#ctx.live.get(id);
     if (record.state !== 'ready' || !live) {
       const hint =
@@ -41,7 +57,9 @@ export class LiveAccess {
           ? 'wait until it is ready'
           : record.state === 'stopped' || record.state === 'failed'
             ? `resume it first (berth resume ${id})`
-            : 'try again later';
+            : record.state === 'suspended'
+              ? `it was suspended while idle: berth send, exec or shell wake it, as does berth resume ${id}`
+              : 'try again later';
       throw new SessionStateError(id, toView(record, undefined).state, action, hint);
     }
     return live;
@@ -53,8 +71,8 @@ export class LiveAccess {
    * its lock through the executor's refresh — no relaunch, no stage reset, and never a new agent: an
    * agent whose agentctl died is reported lost — then `fn` runs again.
    */
-  async withLive<T>(id: string, action: string, fn: (live: LiveSession) => Promise<T>): Promise<{ live: LiveSession; value: T }> {
-    const live = await this.requireLive(id, action);
+  async withLive<T>(id: string, action: string, fn: (live: LiveSession) => Promise<T>, opts: LiveOptions = {}): Promise<{ live: LiveSession; value: T }> {
+    const live = await this.requireLive(id, action, opts);
     try {
       return { live, value: await fn(live) };
     } catch (err) {

@@ -4,12 +4,11 @@
  * demand (idle sessions cost nothing: no polling).
  * @module
  */
-import type { StopResult } from '../executors/executor.js';
 import { isProvisionalState } from '../inventory/index.js';
 import { abortable } from '../shared/abortable.js';
 import { errorMessage } from '../shared/errors.js';
 import { sanitize } from '../shared/sanitize.js';
-import { sessionExecutorName, setSessionState, type ManagerContext } from './context.js';
+import { sessionExecutorName, type ManagerContext } from './context.js';
 import { reachedCheckpoint } from './hooks.js';
 import { SessionLaunch, type LaunchMode } from './launch.js';
 import { LiveAccess } from './live-access.js';
@@ -18,8 +17,10 @@ import { ConversationOps } from './conversation.js';
 import { recoverSession } from './recover.js';
 import { SelfHeal } from './self-heal.js';
 import { startUnrecordedSweeps } from './unrecorded-sweep.js';
+import { startIdleSuspension } from './idle-suspend.js';
 import { createSession } from './create-session.js';
-import { removeSession, stopRecorded } from './remove.js';
+import { removeSession } from './remove.js';
+import { stopSession } from './stop.js';
 import { sweepOrphanSecrets } from './orphan-secrets.js';
 import {
   SessionStateError,
@@ -42,7 +43,7 @@ import { checkLaunch, launchValidationError, type LaunchCheckContext } from './v
 import { checkRepository } from './repo-check.js';
 import { toView } from './views.js';
 
-const SETTLED = new Set(['ready', 'stopped', 'failed']);
+const SETTLED = new Set(['ready', 'stopped', 'suspended', 'failed']);
 /** Sessions recovered at once at start-up (each may hold API calls and port-forwards open). */
 const RECOVERY_CONCURRENCY = 8;
 /** Deadline of one session's recovery (a reconnect; a Pod replacement belongs to a resume). */
@@ -68,10 +69,13 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
   readonly #heal: SelfHeal;
   /** Stops the executors' sweeps of unrecorded objects (started by recover()). */
   #stopSweeps: (() => Promise<void>) | null = null;
+  /** Stops the idle suspension polls (started by recover() when a launch target has `idle:`). */
+  #stopIdle: (() => Promise<void>) | null = null;
 
   constructor(ctx: ManagerContext) {
     this.#ctx = ctx;
     this.#access = new LiveAccess(ctx, this.#shutdown.signal);
+    this.#access.waker = (id) => this.#wake(id);
     this.#ops = new WorkspaceOps(ctx, this.#access, this.#shells);
     this.#conversation = new ConversationOps(this.#access);
     this.#heal = new SelfHeal(ctx, this.#shutdown.signal);
@@ -187,32 +191,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
 
   async stop(id: string): Promise<SessionView> {
     await this.#access.require(id);
-    await this.#ctx.locks.run(id, async () => {
-      const session = await this.#access.require(id);
-      if (session.state === 'removing') throw new SessionStateError(id, 'removing', 'stop', 'it is being removed');
-      const row = await this.#ctx.store.getRuntime(id);
-      if (!row || row.state === 'stopped') {
-        this.#ctx.live.take(id);
-        if (session.state === 'ready' || session.state === 'stopping') await setSessionState(this.#ctx, id, 'stopped', null);
-        return;
-      }
-      const executor = this.#ctx.executors.get(row.executor);
-      if (!executor) throw new SessionStateError(id, session.state as SessionView['state'], 'stop', `executor '${row.executor}' is not configured any more`);
-      await setSessionState(this.#ctx, id, 'stopping', session.error);
-      const live = this.#ctx.live.detach(id);
-      let stopped: StopResult | void;
-      try {
-        stopped = await stopRecorded(executor, session, row, live, { destroy: false, reason: 'user_stop' });
-      } catch (err) {
-        const message = sanitize(errorMessage(err));
-        await setSessionState(this.#ctx, id, 'failed', { message: `stop failed: ${message}`, stage: null });
-        throw err;
-      } finally {
-        await live?.instance.close().catch(() => undefined);
-      }
-      await this.#ctx.store.upsertRuntime({ ...row, metadata: { ...row.metadata, ...stopped?.metadata }, state: 'stopped' });
-      await setSessionState(this.#ctx, id, 'stopped', null);
-    });
+    await this.#ctx.locks.run(id, async () => stopSession(this.#ctx, await this.#access.require(id), { reason: 'user_stop', state: 'stopped' }));
     return this.get(id);
   }
 
@@ -287,6 +266,17 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
     if (!this.#shutdown.signal.aborted) await sweepOrphanSecrets(this.#ctx.store).catch((err: unknown) => this.#ctx.log.warn({ err: sanitize(errorMessage(err)) }, 'orphan secret sweep failed'));
     // objects no session records (a create that committed after its launch gave up): in the background
     if (!this.#shutdown.signal.aborted && this.#stopSweeps === null) this.#stopSweeps = startUnrecordedSweeps(this.#ctx);
+    if (!this.#shutdown.signal.aborted && this.#stopIdle === null) this.#stopIdle = startIdleSuspension(this.#ctx, this.#shutdown.signal);
+  }
+
+  /** A real action on a session suspended while idle: resume it (a resume already under way counts). */
+  async #wake(id: string): Promise<void> {
+    try {
+      await this.resume(id);
+    } catch (err) {
+      if (err instanceof SessionStateError && err.state === 'ready') return; // woken by another action meanwhile
+      throw err;
+    }
   }
 
   async close(): Promise<void> {
@@ -295,6 +285,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
     this.#shutdown.abort(new Error('controller is shutting down'));
     await this.#heal.close();
     await this.#stopSweeps?.();
+    await this.#stopIdle?.();
     await Promise.allSettled([...this.#shells].map((s) => s.end()));
     this.#shells.clear();
     await Promise.allSettled([...this.#inflight.values()]);

@@ -6,7 +6,7 @@
  *   cleanup deletes it by the recorded UID), or
  * - its session exists and is not settled (`launching`, `ready`, `stopping`, `removing`): a launch,
  *   stop or remove may be working on it right now.
- * A `failed` or `stopped` session whose row does not record the instance (its launch was rolled
+ * A `failed`, `stopped` or `suspended` session whose row does not record the instance (its launch was rolled
  * back, or recovery released the row before a late create committed) claims nothing.
  * @module
  */
@@ -14,7 +14,7 @@ import type { SweepOwner } from '../executors/executor.js';
 import type { Inventory } from '../inventory/index.js';
 import type { ManagerContext } from './context.js';
 
-const SETTLED = new Set(['failed', 'stopped']);
+const SETTLED = new Set(['failed', 'stopped', 'suspended']);
 
 /** Whether a session of `store` still claims an object of `owner` (the sweep never touches it then). */
 export async function isClaimed(store: Pick<Inventory, 'listRuntime' | 'getSession'>, owner: SweepOwner): Promise<boolean> {

@@ -7,7 +7,7 @@ import type { SessionRecord } from '../inventory/index.js';
 import type { LiveSession } from './live.js';
 import { redactRepositoryUrl } from './repo-credentials.js';
 
-const STATES: readonly SessionState[] = ['launching', 'ready', 'stopping', 'stopped', 'failed', 'removing'];
+const STATES: readonly SessionState[] = ['launching', 'ready', 'stopping', 'stopped', 'suspended', 'failed', 'removing'];
 
 function toSessionState(raw: string): SessionState {
   return (STATES as readonly string[]).includes(raw) ? (raw as SessionState) : 'failed';

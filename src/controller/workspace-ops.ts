@@ -20,6 +20,9 @@ import { toView } from './views.js';
 const EXEC_RECONNECT = { attempts: 4, initialDelayMs: 100, maxDelayMs: 400 };
 /** Re-attaches in a row without new output before a follow gives up (each one re-dials through a refresh). */
 const FOLLOW_REATTACHES = 3;
+/** exec, a shell and input are real actions: a session suspended while idle wakes for them (reads never wake it). */
+const WAKE = { wake: true } as const;
+
 export class WorkspaceOps {
   readonly #ctx: ManagerContext;
   readonly #access: LiveAccess;
@@ -43,6 +46,7 @@ export class WorkspaceOps {
           ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
           ...(opts.env !== undefined ? { env: opts.env } : {}),
         }),
+        WAKE,
       );
     } catch (err) {
       // A command that cannot be started ends as a shell would report it: 127 (not found) or 126.
@@ -97,6 +101,7 @@ export class WorkspaceOps {
         ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
         env: { TERM: opts.term ?? 'xterm-256color', ...opts.env },
       }),
+      WAKE,
     );
     const client = live.instance.client;
     // from 0: output the wrapper wrote before the socket opened is replayed, not lost.
@@ -129,7 +134,7 @@ export class WorkspaceOps {
 
   async *logs(id: string, opts: { from?: number; follow?: boolean; previous?: boolean; signal?: AbortSignal }): AsyncIterable<OutputChunkView> {
     const record = await this.#access.require(id);
-    if ((record.state === 'stopped' || record.state === 'failed') && !this.#ctx.live.get(id)) {
+    if ((record.state === 'stopped' || record.state === 'suspended' || record.state === 'failed') && !this.#ctx.live.get(id)) {
       const recorded = await this.#recordedLogs(id, opts);
       if (recorded !== null) {
         yield* recorded;
@@ -248,10 +253,15 @@ export class WorkspaceOps {
   }
 
   async sendInput(id: string, data: string | Uint8Array, opts: { eof?: boolean } = {}): Promise<void> {
-    await this.#access.withLive(id, 'send input to', (live) => {
-      if (live.agentProcessId === null) throw new SessionStateError(id, 'ready', 'send input to', 'its agent is not running');
-      return live.instance.client.writeStdin(live.agentProcessId, data, { eof: opts.eof ?? false });
-    });
+    await this.#access.withLive(
+      id,
+      'send input to',
+      (live) => {
+        if (live.agentProcessId === null) throw new SessionStateError(id, 'ready', 'send input to', 'its agent is not running');
+        return live.instance.client.writeStdin(live.agentProcessId, data, { eof: opts.eof ?? false });
+      },
+      WAKE,
+    );
   }
 
   async workspace(id: string): Promise<SessionWorkspace> {

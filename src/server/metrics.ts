@@ -33,7 +33,7 @@ export const KNOWN_STAGES: Readonly<Record<MetricTarget['type'], readonly string
   kubernetes: ['initialize', 'storage', 'pod_ready', 'bootstrap', 'agentctl_connect', 'agent_start', 'pod_replaced'],
 };
 
-const SESSION_STATES = ['launching', 'ready', 'stopping', 'stopped', 'failed', 'removing'] as const;
+const SESSION_STATES = ['launching', 'ready', 'stopping', 'stopped', 'suspended', 'failed', 'removing'] as const;
 const OUTCOMES = ['succeeded', 'failed'] as const;
 
 /** Stage durations run from milliseconds (a local workspace) to minutes (an image pull). */

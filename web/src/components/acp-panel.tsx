@@ -25,7 +25,12 @@ export function AcpPanel({ client, session: s, ep }: { client: BerthClient; sess
   return (
     <div class="acp-panel" data-testid="acp-panel" data-feed={feed.status} data-turn-running={String(turnRunning)}>
       <UsageFacts usage={shownUsage(s.agentProcess?.usage, model.usage, feed.dropped)} />
-      {!readable && <p class="muted">The conversation shows while the session runs{s.state === 'stopped' ? ': resume it to see it' : ''}.</p>}
+      {!readable && (
+        <p class="muted">
+          The conversation shows while the session runs
+          {s.state === 'stopped' ? ': resume it to see it' : s.state === 'suspended' ? ': it was suspended while idle, and a prompt sent below wakes it' : ''}.
+        </p>
+      )}
       {feed.error && (
         <p class="notice error" role="alert" data-testid="acp-feed-error">
           Could not read the agent's events: {feed.error}
@@ -41,7 +46,7 @@ export function AcpPanel({ client, session: s, ep }: { client: BerthClient; sess
         </p>
       )}
       {feed.status === 'complete' && <p class="muted small">The agent has exited.</p>}
-      <PromptBox client={client} id={s.id} enabled={live} turnRunning={turnRunning} />
+      <PromptBox client={client} id={s.id} enabled={live || s.state === 'suspended'} turnRunning={turnRunning} />
     </div>
   );
 }

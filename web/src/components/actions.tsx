@@ -8,10 +8,10 @@ import { navigate } from '../router.js';
 import { ConfirmDialog } from './confirm-dialog.js';
 
 function canStop(s: SessionView): boolean {
-  return s.state === 'ready' || s.state === 'launching';
+  return s.state === 'ready' || s.state === 'launching' || s.state === 'suspended';
 }
 function canResume(s: SessionView): boolean {
-  return s.state === 'stopped' || s.state === 'failed';
+  return s.state === 'stopped' || s.state === 'suspended' || s.state === 'failed';
 }
 function canRemove(s: SessionView): boolean {
   return s.state !== 'removing';

@@ -169,7 +169,7 @@ function SessionPanels({ client, session: s, ep }: { client: BerthClient; sessio
         <section class="panel" aria-labelledby="h-output">
           <h2 id="h-output">Agent output</h2>
           <Output client={client} id={s.id} runKey={s.agentProcess?.id ?? 'none'} />
-          <SendInput client={client} id={s.id} enabled={s.state === 'ready' && s.agentProcess?.status === 'running'} />
+          <SendInput client={client} id={s.id} enabled={(s.state === 'ready' && s.agentProcess?.status === 'running') || s.state === 'suspended'} />
         </section>
       )}
       <section class="panel" aria-labelledby="h-terminal">

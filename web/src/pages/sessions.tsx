@@ -9,7 +9,7 @@ import { agentStateLabel, currentStage, describeStage, formatAge, repositoryLabe
 import { applyEvent, pollsAgentProgress } from '../lib/session-events.js';
 import { Link } from '../router.js';
 
-const STATES: SessionState[] = ['launching', 'ready', 'stopping', 'stopped', 'failed', 'removing'];
+const STATES: SessionState[] = ['launching', 'ready', 'stopping', 'stopped', 'suspended', 'failed', 'removing'];
 
 /** The list's filters; empty strings match everything. */
 interface Filters {
