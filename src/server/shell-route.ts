@@ -1,12 +1,13 @@
 /**
  * The shell route: `GET /api/v1/sessions/{id}/shell` upgraded to a WebSocket carrying
  * ShellClientMessage / ShellServerMessage JSON frames, bridged to `SessionService.openShell` by
- * `shell-bridge.ts`. Each socket is pinged while it is open (see `keepShellAlive`).
+ * `shell-bridge.ts`. Each socket is pinged while it is open (shared/ws-ping.ts).
  * @module
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocketServer } from 'ws';
+import { pingUntilGone } from '../shared/ws-ping.js';
 import type { SessionService } from '../controller/index.js';
 import type { Gate } from './dashboard/gate.js';
 import { apiRoutes, MAX_SHELL_FRAME_BYTES } from '../api/index.js';
@@ -66,7 +67,8 @@ export function attachShellRoute(server: Server, opts: ShellRouteOptions): void 
     resolveSessionRef(service, match.params['id'] ?? '').then(
       (id) =>
         wss.handleUpgrade(req, socket, head, (ws) => {
-          keepShellAlive(ws, keepAliveMs);
+          // pinged while open: traffic on an idle shell for a proxy's read timeout, and a vanished client ends it
+          pingUntilGone(ws, { intervalMs: keepAliveMs });
           void bridgeShell(ws, service, { id, rows, cols, ...(term !== undefined ? { term } : {}) }, log);
         }),
       (err: unknown) => rejectUpgrade(socket, toHttpError(err)),
@@ -85,31 +87,6 @@ export function attachShellRoute(server: Server, opts: ShellRouteOptions): void 
     terminate();
     wss.close();
   });
-}
-
-/**
- * Pings `ws` every `intervalMs` while it is open, and terminates it when the last ping's pong has
- * not come back by the next one. The pings are traffic on an idle shell, so a proxy in front (an
- * Ingress with a read timeout, a load balancer's idle timeout) does not cut a shell nobody types
- * in; a peer that vanished without a close is found and its shell ended.
- */
-export function keepShellAlive(ws: WebSocket, intervalMs: number): void {
-  let answered = true;
-  ws.on('pong', () => {
-    answered = true;
-  });
-  const timer = setInterval(() => {
-    if (ws.readyState !== ws.OPEN) return;
-    if (!answered) {
-      clearInterval(timer);
-      ws.terminate(); // 'close' follows: the bridge closes the shell
-      return;
-    }
-    answered = false;
-    ws.ping();
-  }, intervalMs);
-  timer.unref();
-  ws.once('close', () => clearInterval(timer));
 }
 
 const shellTerminators = new WeakMap<Server, () => void>();

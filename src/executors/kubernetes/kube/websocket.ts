@@ -10,6 +10,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Exec } from '@kubernetes/client-node';
 import WebSocket from 'ws';
+import { pingUntilGone } from '../../../shared/ws-ping.js';
 import { USER_AGENT } from '../constants.js';
 import type { KubeClient } from './client.js';
 import { KubeApiError, statusFromBody } from './errors.js';
@@ -41,35 +42,6 @@ interface StreamConnector {
  * load balancer dropping the connection silently) leaves an exec waiting forever.
  */
 const PING_INTERVAL_MS = 20_000;
-
-interface KeepAliveOptions {
-  /** @default PING_INTERVAL_MS */
-  intervalMs?: number;
-  /** Called once, just before the socket is terminated for want of a pong. */
-  onDead: (err: Error) => void;
-}
-
-/** Pings `ws` every `intervalMs`; terminates it when a ping's pong has not arrived by the next one. */
-export function keepAlive(ws: WebSocket, opts: KeepAliveOptions): void {
-  const interval = opts.intervalMs ?? PING_INTERVAL_MS;
-  let answered = true;
-  ws.on('pong', () => {
-    answered = true;
-  });
-  const timer = setInterval(() => {
-    if (ws.readyState !== ws.OPEN) return;
-    if (!answered) {
-      clearInterval(timer);
-      opts.onDead(new Error(`no answer to a keep-alive ping within ${Math.round(interval / 1000)} s: the connection is gone`));
-      ws.terminate();
-      return;
-    }
-    answered = false;
-    ws.ping();
-  }, interval);
-  timer.unref();
-  ws.once('close', () => clearInterval(timer));
-}
 
 /** Handshake bound: the request timeout, at most 30 s (spec §2.5). */
 function handshakeTimeoutMs(client: KubeClient): number {
@@ -124,8 +96,8 @@ export function streamConnector(client: KubeClient, action: string, keep: { ping
       ws.once('open', () => resolve());
       ws.once('error', (err: Error) => reject(failure ?? err));
     });
-    keepAlive(ws, {
-      ...(keep.pingIntervalMs !== undefined ? { intervalMs: keep.pingIntervalMs } : {}),
+    pingUntilGone(ws, {
+      intervalMs: keep.pingIntervalMs ?? PING_INTERVAL_MS,
       onDead: (err) => {
         failure ??= new KubeApiError(`${action}: ${err.message}`, { reason: 'ClientTimeout', cause: err });
       },
