@@ -51,7 +51,7 @@ async function pollOnce(ctx: ManagerContext, signal: AbortSignal): Promise<void>
     if (signal.aborted) return;
     if (session.state !== 'ready') continue;
     const policy = idlePolicy(ctx.config, session.executor);
-    if (policy === null || !(await isIdle(ctx, session.id, policy))) continue;
+    if (policy === null || (await idleReport(ctx, session.id, policy)) === null) continue;
     await suspendIfIdle(ctx, session.id, policy).catch((err: unknown) => {
       diagnostic(ctx, session.id, 'SuspendFailed', `could not suspend the idle session: ${sanitize(errorMessage(err))}`);
     });
@@ -59,14 +59,23 @@ async function pollOnce(ctx: ManagerContext, signal: AbortSignal): Promise<void>
 }
 
 /** agentctl's word on the session's activity over the policy's window; null: not ready, or no answer (busy). */
-async function activity(ctx: ManagerContext, id: string, policy: IdlePolicy): Promise<{ idle: boolean; idle_since: string | null } | null> {
+function activity(ctx: ManagerContext, id: string, policy: IdlePolicy): Promise<{ idle: boolean; idle_since: string | null } | null> {
   const live = ctx.live.get(id);
-  if (!live) return null;
+  if (!live) return Promise.resolve(null);
   return live.instance.client.activity({ windowMs: policy.suspendAfterMs, timeoutMs: ASK_TIMEOUT_MS, signal: AbortSignal.timeout(ASK_TIMEOUT_MS) }).catch(() => null);
 }
 
-async function isIdle(ctx: ManagerContext, id: string, policy: IdlePolicy): Promise<boolean> {
-  return (await activity(ctx, id, policy))?.idle === true;
+/**
+ * Idle, and its agent still running: a session whose agent has ended is left alone, because waking
+ * is a resume, which would start that agent again (a raw agent re-running its prompt).
+ */
+async function idleReport(ctx: ManagerContext, id: string, policy: IdlePolicy): Promise<{ idle_since: string | null } | null> {
+  const report = await activity(ctx, id, policy);
+  if (report?.idle !== true) return null;
+  const live = ctx.live.get(id);
+  if (!live || live.agentProcessId === null) return null;
+  const agent = await live.instance.client.getProcess(live.agentProcessId, { timeoutMs: ASK_TIMEOUT_MS, signal: AbortSignal.timeout(ASK_TIMEOUT_MS) }).catch(() => null);
+  return agent?.status === 'running' ? report : null;
 }
 
 /** Under the session's lock: still ready and still idle (asked again), then stopped as `suspended`. */
@@ -74,8 +83,8 @@ async function suspendIfIdle(ctx: ManagerContext, id: string, policy: IdlePolicy
   await ctx.locks.run(id, async () => {
     const session = await ctx.store.getSession(id);
     if (session?.state !== 'ready') return;
-    const report = await activity(ctx, id, policy);
-    if (report?.idle !== true) return;
+    const report = await idleReport(ctx, id, policy);
+    if (report === null) return;
     const at = new Date().toISOString();
     const message = `suspended at ${at}: idle since ${report.idle_since ?? 'it started'} (${formatWindow(policy.suspendAfterMs)} without a turn, a process the agent started, a shell, exec, input or output); send, exec or shell wake it`;
     const stage: StageRecord = { name: 'suspended', status: 'succeeded', startedAt: at, endedAt: at, durationMs: 0, reason: 'Idle', message };

@@ -4,8 +4,9 @@
  * workspace kept, `suspended` with when and why), while sessions launched before it and busy all
  * along are not: an agent whose child process runs (a long tool call), a session with an open shell.
  * Reads (list, get, logs) leave the suspended session asleep; `send` wakes it and the text reaches
- * the agent; exec wakes it too. No sleeps decide anything: the quiet session, launched last, is
- * the proof that the busy ones were asked over a longer window.
+ * the agent; exec wakes it too. A session whose agent has ended is not suspended (waking is a
+ * resume, which would run that agent again). No sleeps decide anything: the quiet session, launched
+ * last, is the proof that the others were asked over a longer window.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,7 +28,7 @@ describe('idle suspension (local executor, real agentctl)', () => {
     const agentctlPath = agentctlBundle(work);
     repo = makeRepo(work, 'repo', 'marker-idle');
     const config = testConfig(
-      { sleeper: { command: ['sh', '-c', 'echo working; sleep 120; echo done'] } },
+      { sleeper: { command: ['sh', '-c', 'echo working; sleep 120; echo done'] }, finisher: { command: ['sh', '-c', 'echo finished'] } },
       { profiles: { [PROFILE]: { executor: 'local', idle: { suspend_after: '2s' } } } },
     );
     c = await createController({ dataDir, agentctlPath, config, env: {} });
@@ -46,6 +47,8 @@ describe('idle suspension (local executor, real agentctl)', () => {
   it('suspends a quiet session but none that is busy; reads leave it asleep; send and exec wake it', async () => {
     const toolCall = await launchReady({ agent: 'sleeper', name: 'tool-call' });
     await waitForOutput(c, toolCall.id, /working/);
+    const finished = await launchReady({ agent: 'finisher', name: 'finished' });
+    await waitForOutput(c, finished.id, /finished/);
     const shelled = await launchReady({ env: FAST_AGENT_ENV, name: 'shelled' });
     const shell = await c.openShell(shelled.id, { rows: 24, cols: 80 });
     const screen = (async () => {
@@ -69,6 +72,8 @@ describe('idle suspension (local executor, real agentctl)', () => {
     // launched before the quiet one and asked over at least as long: still running
     expect((await c.get(toolCall.id)).state, 'an agent with a child process at work (a long tool call) is not idle').toBe('ready');
     expect((await c.get(shelled.id)).state, 'a session with an open shell is not idle').toBe('ready');
+    // waking is a resume, which would start an ended agent again: such a session is left alone
+    expect(await c.get(finished.id), 'a session whose agent has ended is not suspended').toMatchObject({ state: 'ready', agentProcess: { status: 'exited' } });
 
     // reads do not wake it
     await c.list();
