@@ -73,11 +73,13 @@ describe('idle suspension on the cluster', () => {
     await c.sendInput(quiet.id, 'wake up\n');
     console.log(`[idle-suspend] send to a suspended session → woken (a new Pod on the kept volume) and the input written: ${Math.round(performance.now() - t0)} ms`);
     expect((await c.get(quiet.id)).state).toBe('ready');
-    await waitForOutput(c, quiet.id, /you said: wake up/);
+    // read at once: the input just written keeps it awake for a window (it may sleep again after)
     const awake = await objectsOf(quiet.id);
     expect(awake.pods).toHaveLength(1);
     expect(awake.pods[0]).not.toBe(before.pods[0]);
     expect(awake.pvcs).toEqual(before.pvcs);
+    await waitForOutput(c, quiet.id, /you said: wake up/);
+    // an exec wakes it too, should it have gone back to sleep meanwhile
     expect((await execText(c, quiet.id, ['cat', '.idle-marker'])).stdout).toBe('kept\n');
 
     await c.remove(quiet.id);
