@@ -19,14 +19,25 @@ interface ProcStat {
  * may contain spaces and parentheses, so the fields after it are split after its *last* `)`.
  */
 export function parseProcStat(text: string): ProcStat | null {
-  const close = text.lastIndexOf(')');
-  if (close < 0 || text.indexOf('(') > close) return null;
+  const split = splitProcStat(text);
+  if (split === null) return null;
   // after ") " come fields 3, 4, …: state is field 3, start time field 22
-  const rest = text.slice(close + 2).trimEnd().split(' ');
+  const rest = split.fields;
   const state = rest[0];
   const startTime = rest[19];
   if (state === undefined || !/^[A-Za-z]$/.test(state) || startTime === undefined || !/^\d+$/.test(startTime)) return null;
   return { state, startTime };
+}
+
+/**
+ * `/proc/<pid>/stat` split around the command name: the text before its `(` (the pid), the name, and
+ * the fields after its *last* `)` (field 3 first); null when there is no such name.
+ */
+export function splitProcStat(text: string): { pid: string; comm: string; fields: string[] } | null {
+  const open = text.indexOf('(');
+  const close = text.lastIndexOf(')');
+  if (close < 0 || open > close) return null;
+  return { pid: text.slice(0, Math.max(0, open)).trim(), comm: text.slice(open + 1, close), fields: text.slice(close + 2).trimEnd().split(' ') };
 }
 
 /** `/proc/<pid>/stat` of a process, or null (gone, no /proc, unreadable). */

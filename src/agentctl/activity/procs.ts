@@ -14,6 +14,7 @@
  * @module
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { splitProcStat } from '../../shared/proc.js';
 
 /** What the activity check needs of one process (from its stat line). */
 export interface StatEntry {
@@ -35,15 +36,14 @@ const MAX_COMMAND_CHARS = 120;
 
 /** Parses `/proc/<pid>/stat` (the command name may hold spaces and parentheses: split after its last `)`). */
 export function parseStatLine(text: string): StatEntry | null {
-  const open = text.indexOf('(');
-  const close = text.lastIndexOf(')');
-  if (open < 0 || close < open) return null;
-  const pid = Number(text.slice(0, open).trim());
-  const rest = text.slice(close + 2).trimEnd().split(' ');
+  const split = splitProcStat(text);
+  if (split === null || !text.includes('(')) return null;
+  const { fields: rest, comm } = split;
+  const pid = Number(split.pid);
   const [state, ppid, pgrp, session] = [rest[0], Number(rest[1]), Number(rest[2]), Number(rest[3])];
   const startTicks = Number(rest[19]);
   if (state === undefined || ![pid, ppid, pgrp, session, startTicks].every(Number.isSafeInteger)) return null;
-  return { pid, ppid, pgrp, session, state, startTicks, comm: text.slice(open + 1, close) };
+  return { pid, ppid, pgrp, session, state, startTicks, comm };
 }
 
 /** The command line of `entry` (its comm when unreadable), truncated. */
