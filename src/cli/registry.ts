@@ -149,7 +149,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'run a command in the workspace; exits with its exit code',
     usage: 'exec [--cwd DIR] [--env K=V] [-i] ID -- CMD [ARG...]',
     description:
-      "Runs CMD (no shell; use `sh -c '...'` for one) in the session's workspace, streams its stdout/stderr, and exits with its exit code (128+N when killed by signal N; 127 when CMD is not found, 126 when it cannot be executed). Exits 5, never a code of the command's, when berth serve goes away before the command ends (its status is then unknown). With -i, berth's stdin is read to the end and given to the command.",
+      "Runs CMD (no shell; use `sh -c '...'` for one) in the session's workspace (a session suspended while idle wakes first), streams its stdout/stderr, and exits with its exit code (128+N when killed by signal N; 127 when CMD is not found, 126 when it cannot be executed). Exits 5, never a code of the command's, when berth serve goes away before the command ends (its status is then unknown). With -i, berth's stdin is read to the end and given to the command.",
     options: {
       cwd: { type: 'string', value: 'DIR', description: 'working directory, relative to the workspace' },
       env: { type: 'string', multiple: true, value: 'K=V', description: 'extra environment (repeatable)' },
@@ -166,7 +166,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "send a line of input to the agent (its stdin), or a new turn to an ACP agent",
     usage: 'send [-n] [--eof] ID [TEXT]',
     description:
-      "Writes TEXT and a newline to the stdin of the session's running agent (agents that read instructions line by line, like the demo agent, answer in berth logs -f ID). With -n no newline is added; with --eof the agent's stdin is closed afterwards (TEXT may then be left out). For an ACP agent (protocol: acp) TEXT is a new turn in the same conversation instead (--eof is refused; exits 4 while a turn is still running: wait for it or berth cancel ID). Exits 4 when the agent is not running.",
+      "Writes TEXT and a newline to the stdin of the session's running agent (a session suspended while idle wakes first; agents that read instructions line by line, like the demo agent, answer in berth logs -f ID). With -n no newline is added; with --eof the agent's stdin is closed afterwards (TEXT may then be left out). For an ACP agent (protocol: acp) TEXT is a new turn in the same conversation instead (--eof is refused; exits 4 while a turn is still running: wait for it or berth cancel ID). Exits 4 when the agent is not running.",
     options: {
       'no-newline': { type: 'boolean', short: 'n', description: 'do not add a newline after TEXT' },
       eof: { type: 'boolean', description: "close the agent's stdin after writing" },
@@ -208,7 +208,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'an interactive shell in the workspace',
     usage: 'shell ID',
     description:
-      'Opens an interactive shell under a real PTY in the workspace (via `script` from util-linux). The terminal is put in raw mode and window resizes are forwarded. Exit the shell (or press Ctrl-D) to leave. Exits with the shell\'s exit code, or 5 when berth serve goes away (which ends the shell).',
+      'Opens an interactive shell under a real PTY in the workspace (via `script` from util-linux; a session suspended while idle wakes first). The terminal is put in raw mode and window resizes are forwarded. Exit the shell (or press Ctrl-D) to leave. Exits with the shell\'s exit code, or 5 when berth serve goes away (which ends the shell).',
     options: {},
     positionals: ['ID'],
     formats: [],
