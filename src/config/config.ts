@@ -4,6 +4,7 @@
  * @module
  */
 import { resolveIdle, type IdlePolicy } from './idle.js';
+import { resolvePool, type PoolPolicy } from './pool.js';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -75,6 +76,8 @@ export interface ProfileConfig {
   kubernetes: KubernetesProfile | null;
   /** Suspend idle sessions (`idle:`), overriding the executor's; absent: the executor's. */
   idle?: IdlePolicy;
+  /** The warm pool (`pool:`, kubernetes profiles only); absent: every launch is cold. */
+  pool?: PoolPolicy;
 }
 
 export interface ResolvedConfig {
@@ -200,7 +203,11 @@ export function resolveConfig(raw: unknown, opts: { source: string | null; insta
     }
     const kubernetes = p.kubernetes === undefined ? null : resolveKubernetesProfile(name, p.kubernetes, ctx);
     const idle = idleOf(p.idle, `profiles.${name}.idle`, opts.source);
-    profiles[name] = { name, executor: p.executor, env: p.env ?? {}, secretEnv: unique(p.secret_env), ...idle, description: p.description ?? '', kubernetes };
+    if (p.pool !== undefined && executor.type !== 'kubernetes') {
+      throw new ConfigFieldError(`profiles.${name}.pool`, `is only allowed on a profile of a kubernetes executor ('${p.executor}' is ${executor.type})`, opts.source);
+    }
+    const pool = resolvePool(p.pool, `profiles.${name}.pool`, opts.source);
+    profiles[name] = { name, executor: p.executor, env: p.env ?? {}, secretEnv: unique(p.secret_env), ...idle, ...(pool ? { pool } : {}), description: p.description ?? '', kubernetes };
   }
 
   const agents = resolveAgents(cfg.agents, opts.source);

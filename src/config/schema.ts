@@ -3,6 +3,7 @@
  * @module
  */
 import { IdleSchema } from './idle.js';
+import { PoolSchema } from './pool.js';
 import { z } from 'zod';
 import { ENV_NAME } from '../shared/env-name.js';
 import { StoreSchema } from './store.js';
@@ -107,6 +108,8 @@ const ProfileSchema = z.strictObject({
   secret_env: secretEnvList.optional(),
   /** Suspend its sessions' idle agents (idle.ts), instead of its executor's setting. */
   idle: IdleSchema.optional(),
+  /** A warm pool of ready Pods for its launches (pool.ts); kubernetes executors only. */
+  pool: PoolSchema.optional(),
   description: z.string().optional(),
 });
 

@@ -18,6 +18,7 @@ import { recoverSession } from './recover.js';
 import { SelfHeal } from './self-heal.js';
 import { startUnrecordedSweeps } from './unrecorded-sweep.js';
 import { startIdleSuspension } from './idle-suspend.js';
+import { startWarmPools } from './warm-pools.js';
 import { createSession } from './create-session.js';
 import { removeSession } from './remove.js';
 import { stopSession } from './stop.js';
@@ -71,6 +72,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
   #stopSweeps: (() => Promise<void>) | null = null;
   /** Stops the idle suspension polls (started by recover() when a launch target has `idle:`). */
   #stopIdle: (() => Promise<void>) | null = null;
+  #stopPools: (() => Promise<void>) | null = null;
 
   constructor(ctx: ManagerContext) {
     this.#ctx = ctx;
@@ -267,6 +269,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
     // objects no session records (a create that committed after its launch gave up): in the background
     if (!this.#shutdown.signal.aborted && this.#stopSweeps === null) this.#stopSweeps = startUnrecordedSweeps(this.#ctx);
     if (!this.#shutdown.signal.aborted && this.#stopIdle === null) this.#stopIdle = startIdleSuspension(this.#ctx, this.#shutdown.signal);
+    if (!this.#shutdown.signal.aborted && this.#stopPools === null) this.#stopPools = startWarmPools(this.#ctx);
   }
 
   /** A real action on a session suspended while idle: resume it (a resume already under way counts). */
@@ -286,6 +289,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
     await this.#heal.close();
     await this.#stopSweeps?.();
     await this.#stopIdle?.();
+    await this.#stopPools?.();
     await Promise.allSettled([...this.#shells].map((s) => s.end()));
     this.#shells.clear();
     await Promise.allSettled([...this.#inflight.values()]);

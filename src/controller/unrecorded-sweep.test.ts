@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import type { RuntimeRecord, SessionRecord } from '../inventory/index.js';
+import type { PoolMemberRecord, RuntimeRecord, SessionRecord } from '../inventory/index.js';
 import type { Executor, SweepOwner } from '../executors/executor.js';
 import { isClaimed, startUnrecordedSweeps } from './unrecorded-sweep.js';
 
-/** A store with these sessions (id → state) and runtime rows (session → instance). */
-function store(sessions: Record<string, string>, rows: Record<string, string>) {
+/** A store with these sessions (id → state), runtime rows (session → instance) and pool members (ids). */
+function store(sessions: Record<string, string>, rows: Record<string, string>, members: string[] = []) {
   return {
     listRuntime: () => Promise.resolve(Object.entries(rows).map(([sessionId, instanceId]) => ({ sessionId, instanceId }) as RuntimeRecord)),
     getSession: (id: string) => Promise.resolve(id in sessions ? ({ id, state: sessions[id] } as SessionRecord) : null),
+    getPoolMember: (id: string) => Promise.resolve(members.includes(id) ? ({ id, state: 'ready' } as PoolMemberRecord) : null),
   };
 }
 
@@ -21,6 +22,11 @@ describe('isClaimed (what the sweep of unrecorded objects never touches)', () =>
     for (const state of ['launching', 'ready', 'stopping', 'removing']) {
       expect(await isClaimed(store({ s: state }, {}), { sessionId: 's', instanceId: 'i' }), state).toBe(true);
     }
+  });
+
+  it('claims the objects of a warm pool member, whose id is their owner instance id and whose session does not exist', async () => {
+    expect(await isClaimed(store({}, {}, ['pm-1']), { sessionId: 'pm-1', instanceId: 'pm-1' })).toBe(true);
+    expect(await isClaimed(store({}, {}, ['pm-1']), { sessionId: 'pm-2', instanceId: 'pm-2' }), 'another member, gone').toBe(false);
   });
 
   it('claims nothing for a settled session whose row does not record the instance, or a session that is gone', async () => {

@@ -4,6 +4,8 @@
  * is decided here, from the inventory as it is at each question:
  * - a runtime row records the object's instance (a ready, stopped or provisional session: its own
  *   cleanup deletes it by the recorded UID), or
+ * - a warm pool member row has the owner's instance id as its id (a member's objects carry its id as
+ *   owner until a session claims it; its pool deletes them with the row), or
  * - its session exists and is not settled (`launching`, `ready`, `stopping`, `removing`): a launch,
  *   stop or remove may be working on it right now.
  * A `failed`, `stopped` or `suspended` session whose row does not record the instance (its launch was rolled
@@ -17,8 +19,9 @@ import type { ManagerContext } from './context.js';
 const SETTLED = new Set(['failed', 'stopped', 'suspended']);
 
 /** Whether a session of `store` still claims an object of `owner` (the sweep never touches it then). */
-export async function isClaimed(store: Pick<Inventory, 'listRuntime' | 'getSession'>, owner: SweepOwner): Promise<boolean> {
+export async function isClaimed(store: Pick<Inventory, 'listRuntime' | 'getSession' | 'getPoolMember'>, owner: SweepOwner): Promise<boolean> {
   if ((await store.listRuntime()).some((r) => r.instanceId === owner.instanceId)) return true;
+  if ((await store.getPoolMember(owner.instanceId)) !== null) return true;
   const session = await store.getSession(owner.sessionId);
   return session !== null && !SETTLED.has(session.state);
 }

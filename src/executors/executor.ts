@@ -5,6 +5,7 @@
  * created through the two inventory callbacks and never persists anything itself.
  * @module
  */
+import type { PoolStore, PoolTarget } from './pool.js';
 import type { ControlClient, InstanceClient } from '../agentctl-client/index.js';
 
 /** A launch stage as reported by an executor (the manager turns these into StageRecords and events). */
@@ -242,6 +243,13 @@ export interface Executor {
    * ended). Optional.
    */
   startSweeps?(isRecorded: (owner: SweepOwner) => boolean | Promise<boolean>): () => Promise<void>;
+  /**
+   * Keeps a warm pool (pool.ts) for each of `targets`, written through `store`; a fresh launch of one
+   * of those profiles claims a ready member before it goes cold. Members of profiles no longer
+   * listed (or with size 0) are removed. Returns the function that stops the refills (the members
+   * stay, recorded, for the next start). Optional.
+   */
+  startPools?(targets: readonly PoolTarget[], store: PoolStore): () => Promise<void>;
 }
 
 /**

@@ -62,11 +62,17 @@ export class SecretStoreError extends Error {
   }
 }
 
-/** Thrown by insertSession when the id is taken by a different session (an identical one is returned instead). */
+/**
+ * Thrown by insertSession (insertPoolMember) when the id is taken by a different session (pool
+ * member); an identical one is returned instead. `sessionId`: the id taken, whichever kind.
+ */
 export class InventoryDuplicateError extends Error {
   override readonly name = 'InventoryDuplicateError';
-  constructor(readonly sessionId: string) {
-    super(`inventory: session '${sessionId}' already exists with other content`);
+  constructor(
+    readonly sessionId: string,
+    what: 'session' | 'pool member' = 'session',
+  ) {
+    super(`inventory: ${what} '${sessionId}' already exists with other content`);
   }
 }
 

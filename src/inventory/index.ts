@@ -1,7 +1,8 @@
 /**
- * The durable inventory: sessions, runtime rows (one per running instance) and encrypted secrets,
- * behind one async interface (`Inventory`) with two backends: SQLite in the data dir (the default)
- * and Postgres shared by a controller's replicas. `openInventory` opens the one berth.yaml names.
+ * The durable inventory: sessions, runtime rows (one per running instance), warm pool members and
+ * encrypted secrets, behind one async interface (`Inventory`) with two backends: SQLite in the data
+ * dir (the default) and Postgres shared by a controller's replicas. `openInventory` opens the one
+ * berth.yaml names.
  * @module
  */
 export type { Inventory, InventoryFence } from './inventory.js';
@@ -15,4 +16,5 @@ export {
   type SessionRecord,
   type SessionRequestData,
 } from './records.js';
+export type { PoolMemberRecord } from './pool-records.js';
 export { InventoryOpenError } from './errors.js';

@@ -4,6 +4,7 @@
  * next side effect (spec §4.1).
  * @module
  */
+import type { NewPoolMember, PoolClaim, PoolMemberPatch, PoolMemberRecord, PoolMemberState } from './pool-records.js';
 import type { RuntimeRecord, SessionRecord } from './records.js';
 
 /** A runtime row write: `updatedAt`/`createdAt` are assigned by the store. */
@@ -48,6 +49,29 @@ export interface Inventory {
   upsertRuntime(record: RuntimeUpsert, opts?: { replaceInstance?: string }): Promise<RuntimeRecord>;
   /** Compare-and-swap delete on (session, instance, updated_at); a missing row is fine. */
   releaseRuntime(sessionId: string, instanceId: string, updatedAt: string): Promise<void>;
+
+  /**
+   * Records a new warm pool member, `creating` and unclaimed; its metadata is checked as a runtime
+   * row's is (InventoryMetadataError). An id taken by another member: InventoryDuplicateError (a
+   * retried insert whose first attempt was committed gets the stored row).
+   */
+  insertPoolMember(record: NewPoolMember): Promise<PoolMemberRecord>;
+  getPoolMember(id: string): Promise<PoolMemberRecord | null>;
+  /** The members (of one executor, one profile), oldest first. */
+  listPoolMembers(filter?: { executor?: string; profile?: string }): Promise<PoolMemberRecord[]>;
+  /**
+   * Compare-and-swap on the member's state: writes `patch` only while the member is in
+   * `expect.state`; the new record, or null (nothing written) when it is missing or in another state.
+   */
+  updatePoolMember(id: string, patch: PoolMemberPatch, expect: { state: PoolMemberState }): Promise<PoolMemberRecord | null>;
+  /**
+   * Atomically takes the oldest `ready` member of that executor, profile and profile hash for
+   * `sessionId` (it becomes `claimed`); null when there is none. Concurrent claims, from any
+   * controller sharing the database, never get the same member.
+   */
+  claimPoolMember(claim: PoolClaim): Promise<PoolMemberRecord | null>;
+  /** Deletes a member and the secrets it references; a missing member is fine. */
+  deletePoolMember(id: string): Promise<void>;
 
   /** Encrypts and stores a secret under `id` (replacing one); returns the id. */
   putSecret(id: string, plaintext: string): Promise<string>;

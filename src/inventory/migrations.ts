@@ -74,6 +74,26 @@ const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    // no foreign key to sessions: a claimed member's session row may be written after the claim
+    name: 'pool members',
+    sql: `
+      CREATE TABLE pool_members (
+        id            TEXT PRIMARY KEY,
+        executor      TEXT NOT NULL,
+        profile       TEXT NOT NULL,
+        profile_hash  TEXT NOT NULL,
+        state         TEXT NOT NULL,          -- creating, ready, claimed
+        session_id    TEXT,                   -- the session that claimed it
+        metadata      TEXT NOT NULL,          -- JSON, persistable keys only
+        secret_refs   TEXT NOT NULL,          -- JSON {name: secret id}
+        created_at    TEXT NOT NULL,
+        updated_at    TEXT NOT NULL
+      );
+      CREATE INDEX pool_members_claim ON pool_members (executor, profile, state, created_at);
+    `,
+  },
 ];
 
 /** The error of a database written by a newer berth: refused, never downgraded. */

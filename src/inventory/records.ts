@@ -226,7 +226,8 @@ const RequestSchema = z.object({
 const ErrorSchema = z.object({ message: z.string(), stage: z.string().nullable() }).nullable();
 const StringMapSchema = z.record(z.string(), z.string());
 
-function decode<T>(schema: z.ZodType<T>, text: string, table: string, key: string, column: string): T {
+/** Parses a JSON column against `schema`; InventoryCorruptError names the table, row and column. */
+export function decode<T>(schema: z.ZodType<T>, text: string, table: string, key: string, column: string): T {
   let raw: unknown;
   try {
     raw = JSON.parse(text);

@@ -1,6 +1,6 @@
 /**
  * The SQLite inventory (better-sqlite3, WAL, synchronous=FULL): sessions, one runtime row per
- * instance, and encrypted secrets. The work is synchronous inside; every write is durable (committed
+ * instance, warm pool members and encrypted secrets. The work is synchronous inside; every write is durable (committed
  * and synced) before its promise resolves. The semantics are rules.ts's, shared with Postgres.
  * @module
  */
@@ -13,6 +13,21 @@ import { ensureStateDir } from '../shared/layout.js';
 import { InventoryOpenError, SecretStoreError } from './errors.js';
 import type { Inventory, InventoryFence, RuntimeUpsert, SessionPatch } from './inventory.js';
 import { migrateSqlite } from './migrations.js';
+import {
+  claimedPoolMember,
+  insertedPoolMember,
+  patchedPoolMember,
+  POOL_MEMBER_COLUMNS,
+  poolMemberFromRow,
+  poolMemberOverExisting,
+  poolMemberToRow,
+  type NewPoolMember,
+  type PoolClaim,
+  type PoolMemberPatch,
+  type PoolMemberRecord,
+  type PoolMemberRow,
+  type PoolMemberState,
+} from './pool-records.js';
 import { runtimeFromRow, runtimeToRow, sessionFromRow, sessionToRow, type RuntimeRecord, type RuntimeRow, type SessionRecord, type SessionRow } from './records.js';
 import {
   checkedFence,
@@ -29,6 +44,10 @@ import {
 import { decryptSecret, encryptSecret, loadOrCreateKey, SECRET_KEY_FILE } from './secrets.js';
 
 const DATABASE_FILE = 'berth.db';
+/** The named parameters of a pool member row, in POOL_MEMBER_COLUMNS order. */
+const POOL_MEMBER_PARAMS = POOL_MEMBER_COLUMNS.split(', ')
+  .map((c) => `@${c}`)
+  .join(', ');
 
 /**
  * Makes the database and its WAL/SHM files mode 0600 whatever the umask: the database is created
@@ -194,6 +213,61 @@ export class InventoryStore implements Inventory {
     });
   }
 
+  // ---- warm pool members ---------------------------------------------------------------------
+
+  async insertPoolMember(record: NewPoolMember): Promise<PoolMemberRecord> {
+    return this.#write(() => {
+      const row = poolMemberToRow(insertedPoolMember(record, this.#now()), this.#metadataKeyPrefixes);
+      const existing = this.#db.prepare('SELECT * FROM pool_members WHERE id = ?').get(row.id) as PoolMemberRow | undefined;
+      if (existing) return poolMemberOverExisting(existing, row);
+      this.#db.prepare(`INSERT INTO pool_members (${POOL_MEMBER_COLUMNS}) VALUES (${POOL_MEMBER_PARAMS})`).run(row);
+      return poolMemberFromRow(row);
+    });
+  }
+
+  async getPoolMember(id: string): Promise<PoolMemberRecord | null> {
+    return this.#poolMember(id);
+  }
+
+  async listPoolMembers(filter: { executor?: string; profile?: string } = {}): Promise<PoolMemberRecord[]> {
+    const rows = this.#db
+      .prepare('SELECT * FROM pool_members WHERE (@executor IS NULL OR executor = @executor) AND (@profile IS NULL OR profile = @profile) ORDER BY created_at, id')
+      .all({ executor: filter.executor ?? null, profile: filter.profile ?? null }) as PoolMemberRow[];
+    return rows.map(poolMemberFromRow);
+  }
+
+  async updatePoolMember(id: string, patch: PoolMemberPatch, expect: { state: PoolMemberState }): Promise<PoolMemberRecord | null> {
+    return this.#write(() => {
+      const next = patchedPoolMember(this.#poolMember(id), patch, expect.state, this.#now());
+      if (next === null) return null;
+      const row = poolMemberToRow(next, this.#metadataKeyPrefixes);
+      this.#db.prepare('UPDATE pool_members SET state=@state, metadata=@metadata, secret_refs=@secret_refs, updated_at=@updated_at WHERE id=@id').run(row);
+      return poolMemberFromRow(row);
+    });
+  }
+
+  async claimPoolMember(claim: PoolClaim): Promise<PoolMemberRecord | null> {
+    // the immediate transaction holds the write lock from the read on: claims (of any store) take turns
+    return this.#write(() => {
+      const oldest = this.#db
+        .prepare("SELECT * FROM pool_members WHERE state = 'ready' AND executor = ? AND profile = ? AND profile_hash = ? ORDER BY created_at, id LIMIT 1")
+        .get(claim.executor, claim.profile, claim.profileHash) as PoolMemberRow | undefined;
+      if (!oldest) return null;
+      const next = claimedPoolMember(poolMemberFromRow(oldest), claim, this.#now());
+      this.#db.prepare('UPDATE pool_members SET state = ?, session_id = ?, updated_at = ? WHERE id = ?').run(next.state, next.sessionId, next.updatedAt, next.id);
+      return next;
+    });
+  }
+
+  async deletePoolMember(id: string): Promise<void> {
+    this.#write(() => {
+      const member = this.#poolMember(id);
+      const deleteSecret = this.#db.prepare('DELETE FROM secrets WHERE id = ?');
+      if (member) for (const secretId of Object.values(member.secretRefs)) deleteSecret.run(secretId);
+      this.#db.prepare('DELETE FROM pool_members WHERE id = ?').run(id);
+    });
+  }
+
   // ---- secrets --------------------------------------------------------------------------------
 
   async putSecret(id: string, plaintext: string): Promise<string> {
@@ -272,6 +346,11 @@ export class InventoryStore implements Inventory {
   #runtime(sessionId: string): RuntimeRecord | null {
     const row = this.#db.prepare('SELECT * FROM runtime_inventory WHERE session_id = ?').get(sessionId) as RuntimeRow | undefined;
     return row ? runtimeFromRow(row) : null;
+  }
+
+  #poolMember(id: string): PoolMemberRecord | null {
+    const row = this.#db.prepare('SELECT * FROM pool_members WHERE id = ?').get(id) as PoolMemberRow | undefined;
+    return row ? poolMemberFromRow(row) : null;
   }
 
   #secretKey(): Buffer {

@@ -77,10 +77,12 @@ const TARGET_COUNTERS: Readonly<Record<string, { name: string; help: string }>> 
   },
   Replaced: { name: 'berth_session_replacements_total', help: "Replacements of a ready session's machine (a Pod deleted, evicted or failed) the controller took over" },
   AgentRestarted: { name: 'berth_agent_restarts_total', help: 'Agents started again in the new machine after a replacement' },
+  WarmLaunch: { name: 'berth_pool_warm_launches_total', help: "Launches of a pooled profile served by a ready member of its warm pool (diagnostic WarmLaunch)" },
+  ColdLaunch: { name: 'berth_pool_cold_launches_total', help: 'Launches of a pooled profile that went cold: the pool was empty or its member failed (diagnostic ColdLaunch, with the reason)' },
 };
 
 /** Diagnostic reasons shown at 0 before they first occur. */
-const KNOWN_DIAGNOSTICS = ['Reconnecting', 'ReconnectFailed', 'Replaced', 'AgentRestarted', 'AgentLost', 'HealFailed', 'WorkspaceLost'];
+const KNOWN_DIAGNOSTICS = ['Reconnecting', 'ReconnectFailed', 'Replaced', 'AgentRestarted', 'AgentLost', 'HealFailed', 'WorkspaceLost', 'WarmLaunch', 'ColdLaunch'];
 /** Distinct diagnostic reasons kept as label values; later ones (and odd spellings) count as `Other`. */
 const MAX_DIAGNOSTIC_REASONS = 64;
 const REASON_SHAPE = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;

@@ -18,6 +18,7 @@ export const OPTIONAL_CASES = {
   readRecordedOutput: { capability: 'readRecordedOutput', absent: (s: ContractSubject) => s.executor.readRecordedOutput === undefined },
   watchInstance: { capability: 'watchInstance', absent: (s: ContractSubject) => s.executor.watchInstance === undefined },
   startSweeps: { capability: 'startSweeps', absent: (s: ContractSubject) => s.executor.startSweeps === undefined },
+  startPools: { capability: 'startPools', absent: (s: ContractSubject) => s.executor.startPools === undefined },
 } satisfies Partial<Record<ContractCase, { capability: string; absent: (s: ContractSubject) => boolean }>>;
 type OptionalCase = keyof typeof OPTIONAL_CASES;
 
@@ -119,6 +120,32 @@ export function optionalCases(run: ContractRun, skipped: ReadonlyMap<ContractCas
     // every object counts as recorded: a sweep may ask, and must then leave it alone
     const stop = executor.startSweeps(() => true);
     await stop();
+    expect(recordedValues(await run.subject.held(s.req.identity.sessionId)), 'nothing a session records was touched').toEqual(recordedValues(s.held));
+  });
+
+  optionalCase(run, skipped, 'startPools', async (expect) => {
+    const executor = implementing(expect, run, 'startPools');
+    const s = await run.shared;
+    const writes: string[] = [];
+    const refuse = (name: string) => async (): Promise<never> => {
+      writes.push(name);
+      throw new Error(`${name}: no pool is configured`);
+    };
+    const store = {
+      insertPoolMember: refuse('insertPoolMember'),
+      updatePoolMember: refuse('updatePoolMember'),
+      claimPoolMember: refuse('claimPoolMember'),
+      deletePoolMember: refuse('deletePoolMember'),
+      putSecret: refuse('putSecret'),
+      revealSecret: refuse('revealSecret'),
+      getPoolMember: async () => null,
+      listPoolMembers: async () => [],
+      getRuntime: async () => null,
+    };
+    const stop = executor.startPools([], store);
+    await sleep(200);
+    await stop();
+    expect(writes, 'no member is made or claimed').toEqual([]);
     expect(recordedValues(await run.subject.held(s.req.identity.sessionId)), 'nothing a session records was touched').toEqual(recordedValues(s.held));
   });
 }

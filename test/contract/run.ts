@@ -31,6 +31,7 @@ export const CONTRACT_CASES = {
   readRecordedOutput: 'readRecordedOutput reads what a process of a stopped instance printed, per stream and from a sequence number',
   watchInstance: 'watchInstance stays quiet while the instance is healthy, reports its stop once, and ends when told',
   startSweeps: 'startSweeps never touches what a session records, and its stop resolves once the sweep ended',
+  startPools: 'startPools with no pooled profile makes no member and touches no session, and its stop resolves',
 } as const;
 export type ContractCase = keyof typeof CONTRACT_CASES;
 

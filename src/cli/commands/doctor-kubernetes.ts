@@ -22,7 +22,7 @@ export function allKubernetesTargets(config: ResolvedConfig): DoctorTarget[] {
           {
             executor: e.name,
             connection: e.connection,
-            profiles: Object.values(config.profiles).flatMap((p) => (p.executor === e.name && p.kubernetes ? [{ name: p.name, profile: p.kubernetes }] : [])),
+            profiles: Object.values(config.profiles).flatMap((p) => (p.executor === e.name && p.kubernetes ? [{ name: p.name, profile: p.kubernetes, pooled: (p.pool?.size ?? 0) > 0 }] : [])),
           },
         ],
   );
@@ -39,10 +39,16 @@ export function namedKubernetesTarget(config: ResolvedConfig, name: string): Doc
   if (resolved.executor.type !== 'kubernetes') return null;
   const executor = resolved.executor;
   const kube = resolved.profile?.kubernetes;
-  if (resolved.profile && kube) return { executor: executor.name, connection: executor.connection, profiles: [{ name: resolved.profile.name, profile: kube }] };
+  if (resolved.profile && kube) return { executor: executor.name, connection: executor.connection, profiles: [{ name: resolved.profile.name, profile: kube, pooled: (resolved.profile.pool?.size ?? 0) > 0 }] };
   const all = allKubernetesTargets(config).find((t) => t.executor === executor.name);
   // the executor alone: no dry-run, but the permissions are those its profiles need
-  return { executor: executor.name, connection: executor.connection, profiles: [], workspaceModes: (all?.profiles ?? []).map((p) => p.profile.workspace.mode) };
+  return {
+    executor: executor.name,
+    connection: executor.connection,
+    profiles: [],
+    workspaceModes: (all?.profiles ?? []).map((p) => p.profile.workspace.mode),
+    pooled: (all?.profiles ?? []).some((p) => p.pooled === true),
+  };
 }
 
 /**

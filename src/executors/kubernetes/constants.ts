@@ -134,6 +134,8 @@ export const CHECKPOINT = {
   podCreated: 'pod_created',
   podAdmitted: 'pod_admitted',
   bootstrapped: 'bootstrapped',
+  /** A warm launch: the claimed pool member's Pod and PVC, relabelled, are the session's (pool/claim.ts). */
+  poolClaimed: 'pool_claimed',
   agentctlConnected: 'agentctl_connected',
 } as const;
 

@@ -10,7 +10,13 @@ const labels = (checks: { verb: string; resource: string; subresource?: string }
 describe('requiredAccess', () => {
   it('is everything the executor uses when no profile says otherwise', () => {
     expect(requiredAccess([])).toEqual(EXECUTOR_ACCESS);
-    expect(requiredAccess(['managed_pvc'])).toEqual(EXECUTOR_ACCESS);
+    expect(requiredAccess(['managed_pvc'], { pooled: true })).toEqual(EXECUTOR_ACCESS);
+  });
+
+  it('asks patch (a claimed pool member is relabelled) only of an executor with a warm pool', () => {
+    expect(labels(requiredAccess(['managed_pvc'])).filter((l) => l.endsWith(' patch'))).toEqual([]);
+    expect(labels(requiredAccess(['managed_pvc'], { pooled: true })).filter((l) => l.endsWith(' patch'))).toEqual(['pods patch', 'persistentvolumeclaims patch']);
+    expect(labels(requiredAccess(['empty_dir'], { pooled: true })).filter((l) => l.endsWith(' patch'))).toEqual(['pods patch']);
   });
 
   it('asks no claim permission for empty_dir and only read/watch for existing_claim', () => {
@@ -20,11 +26,12 @@ describe('requiredAccess', () => {
       'persistentvolumeclaims list',
       'persistentvolumeclaims watch',
     ]);
-    expect(labels(requiredAccess(['empty_dir'])).sort()).toEqual(labels(EXECUTOR_ACCESS.filter((c) => c.resource !== 'persistentvolumeclaims')).sort());
+    expect(labels(requiredAccess(['empty_dir'])).sort()).toEqual(labels(EXECUTOR_ACCESS.filter((c) => c.resource !== 'persistentvolumeclaims' && c.verb !== 'patch')).sort());
   });
 
   it('takes the union over profiles', () => {
-    expect(requiredAccess(['empty_dir', 'managed_pvc'])).toHaveLength(EXECUTOR_ACCESS.length);
+    expect(requiredAccess(['empty_dir', 'managed_pvc'], { pooled: true })).toHaveLength(EXECUTOR_ACCESS.length);
+    expect(requiredAccess(['empty_dir', 'managed_pvc'])).toHaveLength(EXECUTOR_ACCESS.length - 2);
   });
 });
 

@@ -51,6 +51,8 @@ import type { KubernetesConnection, KubernetesProfile, WorkspaceMode } from './t
 interface DoctorProfile {
   name: string;
   profile: KubernetesProfile;
+  /** It has a warm pool (its claims relabel Pods and PVCs). */
+  pooled?: boolean;
 }
 
 /** An executor entry and the profiles of it to check (none: the connection only). */
@@ -60,6 +62,8 @@ export interface DoctorTarget {
   profiles: readonly DoctorProfile[];
   /** Workspace modes whose permissions to check. @default those of `profiles` (none: all the executor can use) */
   workspaceModes?: readonly WorkspaceMode[];
+  /** With `workspaceModes`: one of its profiles has a warm pool. */
+  pooled?: boolean;
 }
 
 interface KubernetesDoctorOptions {
@@ -111,7 +115,7 @@ export async function kubernetesDoctor(target: DoctorTarget, opts: KubernetesDoc
 
   const namespace = connection.namespace;
   checks.push(await namespaceCheck(client, name('namespace'), target, signal));
-  const needed = requiredAccess(target.workspaceModes ?? target.profiles.map((p) => p.profile.workspace.mode));
+  const needed = requiredAccess(target.workspaceModes ?? target.profiles.map((p) => p.profile.workspace.mode), { pooled: (target.pooled ?? false) || target.profiles.some((p) => p.pooled === true) });
   try {
     checks.push(permissionsCheck(name('permissions'), namespace, needed, await deniedAccess(client, namespace, needed, signal), user));
   } catch (err) {

@@ -13,12 +13,15 @@ import { errorMessage } from '../../shared/errors.js';
 import type { CreateInstanceRequest, Executor, ExecutorInstance, InstanceStatus, RefreshRequest, StopOptions, StopResult, StopTarget, SweepOwner } from '../executor.js';
 import { INIT_STAGE, isLaunchError, LaunchError, REASON, REPLACEMENT_STAGE } from '../launch-kit/index.js';
 import { AgentctlArtifacts, type AgentctlArtifactPaths } from './artifacts.js';
-import { resourceNames, validateIdentity, type ProbeResult, type ResourceIdentity } from './compose/index.js';
-import { decodeProfileSnapshot, profileHash, templateHash } from './config/index.js';
+import { validateIdentity, type ProbeResult, type ResourceIdentity } from './compose/index.js';
+import { decodeProfileSnapshot } from './config/index.js';
 import type { FetchLike } from '../../agentctl-client/index.js';
 import { httpFetch } from '../../shared/http-fetch.js';
 import { createKubeClient, kubePorts, type KubePorts } from './kube/index.js';
-import { defaultRandom, KubeLaunchState } from './launch/context.js';
+import { defaultRandom, initialMetadata, KubeLaunchState, type KubeLaunchEnv } from './launch/context.js';
+import { claimLaunch, POOL_DIAGNOSTIC, reportDiagnostic } from './pool/claim.js';
+import { WarmPools } from './pool/pool.js';
+import type { PoolStore, PoolTarget } from '../pool.js';
 import { freshLaunch } from './launch/fresh.js';
 import { reviveLaunch } from './launch/revive.js';
 import { identityOf, type KubernetesMetadata } from './metadata.js';
@@ -79,6 +82,7 @@ export class KubernetesExecutor implements Executor {
   /** Kubernetes Events about the sessions' objects (best effort; one warning when they cannot be written). */
   readonly #events: EventRecorder;
   #sweeps: SweepSchedule | null = null;
+  #pools: WarmPools | null = null;
   /** Foreign objects already logged by a sweep (each once). */
   readonly #reported = new Set<string>();
 
@@ -100,7 +104,7 @@ export class KubernetesExecutor implements Executor {
   createInstance(req: CreateInstanceRequest): Promise<ExecutorInstance> {
     return this.#locks.run(req.identity.instanceId, async () => {
       const profile = this.#profile(req);
-      if (req.previous === undefined) return this.#sweepOnUnresolved(freshLaunch(this.#state(req, profile, this.#freshMeta(req, profile))));
+      if (req.previous === undefined) return this.#sweepOnUnresolved(this.#fresh(req, profile));
       const { meta } = this.#recorded(req.previous.metadata, req.identity.instanceId);
       return this.#sweepOnUnresolved(reviveLaunch(this.#state(req, profile, meta), { secrets: req.previous.secrets, explainReplacement: false }));
     });
@@ -178,7 +182,21 @@ export class KubernetesExecutor implements Executor {
     return () => schedule.stop();
   }
 
+  /** Keeps the warm pools of `targets` (pool/pool.ts), replacing those started before. */
+  startPools(targets: readonly PoolTarget[], store: PoolStore): () => Promise<void> {
+    const previous = this.#pools;
+    const pools = new WarmPools(this.#launchEnv(), store, this.#opts.connection.namespace, targets);
+    this.#pools = pools;
+    void previous?.stop();
+    pools.start();
+    return async () => {
+      if (this.#pools === pools) this.#pools = null;
+      await pools.stop();
+    };
+  }
+
   async close(): Promise<void> {
+    await this.#pools?.stop();
     this.#watches.close();
     await this.#sweeps?.stop();
   }
@@ -197,9 +215,28 @@ export class KubernetesExecutor implements Executor {
     }
   }
 
+  /** A fresh launch: a warm pool member when the profile has a pool with one ready, else cold (saying why). */
+  async #fresh(req: CreateInstanceRequest, profile: KubernetesProfile): Promise<ExecutorInstance> {
+    const meta = this.#freshMeta(req, profile);
+    const l = this.#state(req, profile, meta);
+    const pool = this.#pools?.context(req.profile.profile);
+    if (pool === undefined) return freshLaunch(l);
+    const claimed = await claimLaunch(pool, l);
+    this.#pools?.kick();
+    if (!('miss' in claimed)) {
+      reportDiagnostic(req, POOL_DIAGNOSTIC.warm, `warm launch: a ready Pod of profile ${pool.profileName}'s pool was claimed`);
+      return claimed;
+    }
+    reportDiagnostic(req, POOL_DIAGNOSTIC.cold, `cold launch: ${claimed.miss}`);
+    return freshLaunch(this.#state(req, profile, { ...meta }));
+  }
+
+  #launchEnv(): KubeLaunchEnv {
+    return { executorName: this.name, connection: this.#opts.connection, kube: this.kube, fetch: this.#opts.fetch ?? httpFetch, artifacts: this.#artifacts, probes: this.#probes, log: this.#log, random: defaultRandom, installationId: this.#opts.installationId ?? null, events: this.#events };
+  }
+
   #state(req: CreateInstanceRequest, profile: KubernetesProfile, meta: KubernetesMetadata): KubeLaunchState {
-    const env = { executorName: this.name, connection: this.#opts.connection, kube: this.kube, fetch: this.#opts.fetch ?? httpFetch, artifacts: this.#artifacts, probes: this.#probes, log: this.#log, random: defaultRandom, installationId: this.#opts.installationId ?? null, events: this.#events };
-    return new KubeLaunchState(env, req, profile, identityOf(meta), meta);
+    return new KubeLaunchState(this.#launchEnv(), req, profile, identityOf(meta), meta);
   }
 
   #profile(req: Pick<CreateInstanceRequest, 'profile'>): KubernetesProfile {
@@ -224,25 +261,7 @@ export class KubernetesExecutor implements Executor {
     } catch (err) {
       throw new LaunchError(INIT_STAGE, 'InvalidIdentity', errorMessage(err), { cause: err });
     }
-    return {
-      ...identity,
-      namespace: this.#opts.connection.namespace,
-      mainContainer: profile.mainContainer,
-      platform: profile.platform,
-      workspaceMode: profile.workspace.mode,
-      podName: resourceNames(identity.instanceId).pod,
-      podUid: null,
-      pvcName: null,
-      pvcUid: null,
-      pvcCreated: false,
-      remotePort: null,
-      restartCount: null,
-      agentctlFlavor: null,
-      profileHash: profileHash(profile),
-      templateHash: templateHash(profile),
-      pendingCreateDigest: null,
-      podReclaimed: false,
-    };
+    return initialMetadata(identity, this.#opts.connection.namespace, profile);
   }
 
   #recorded(metadata: Readonly<Record<string, string>>, instanceId: string): { meta: KubernetesMetadata } {

@@ -70,6 +70,25 @@ const PG_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: 'pool members',
+    sql: `
+      CREATE TABLE pool_members (
+        id             TEXT COLLATE "C" PRIMARY KEY,
+        executor       TEXT NOT NULL,
+        profile        TEXT NOT NULL,
+        profile_hash   TEXT NOT NULL,
+        state          TEXT NOT NULL,
+        session_id     TEXT,
+        metadata       TEXT NOT NULL,
+        secret_refs    TEXT NOT NULL,
+        created_at     TEXT COLLATE "C" NOT NULL,
+        updated_at     TEXT COLLATE "C" NOT NULL
+      );
+      CREATE INDEX pool_members_claim ON pool_members (executor, profile, state, created_at);
+    `,
+  },
 ];
 
 /** The advisory lock every migrating controller takes: a second one starting at once waits its turn. */

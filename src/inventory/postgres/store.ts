@@ -10,6 +10,22 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { InventoryOpenError, SecretStoreError } from '../errors.js';
 import type { Inventory, InventoryFence, RuntimeUpsert, SessionPatch } from '../inventory.js';
+import {
+  claimedPoolMember,
+  insertedPoolMember,
+  patchedPoolMember,
+  POOL_MEMBER_COLUMNS,
+  poolMemberFromRow,
+  poolMemberOverExisting,
+  poolMemberToRow,
+  poolMemberValues,
+  type NewPoolMember,
+  type PoolClaim,
+  type PoolMemberPatch,
+  type PoolMemberRecord,
+  type PoolMemberRow,
+  type PoolMemberState,
+} from '../pool-records.js';
 import { runtimeFromRow, runtimeToRow, sessionFromRow, sessionToRow, type RuntimeRecord, type RuntimeRow, type SessionRecord, type SessionRow } from '../records.js';
 import {
   checkedFence,
@@ -194,6 +210,68 @@ export class PostgresInventory implements Inventory {
     });
   }
 
+  // ---- warm pool members ---------------------------------------------------------------------
+
+  async insertPoolMember(record: NewPoolMember): Promise<PoolMemberRecord> {
+    // stamped once: a retried attempt writes exactly what a lost first attempt may have committed
+    const row = poolMemberToRow(insertedPoolMember(record, this.#now()), this.#metadataKeyPrefixes);
+    return this.#write(async (q) => {
+      const inserted = await q(`INSERT INTO pool_members (${POOL_MEMBER_COLUMNS}) VALUES (${placeholders(10)}) ON CONFLICT (id) DO NOTHING RETURNING id`, poolMemberValues(row));
+      if (inserted.length === 1) return poolMemberFromRow(row);
+      const [existing] = await q<PoolMemberRow>(`SELECT ${POOL_MEMBER_COLUMNS} FROM pool_members WHERE id = $1`, [row.id]);
+      if (!existing) throw new Error(`inventory: pool member '${row.id}' vanished during its insert`);
+      return poolMemberOverExisting(existing, row);
+    });
+  }
+
+  async getPoolMember(id: string): Promise<PoolMemberRecord | null> {
+    return this.#run.read((q) => this.#poolMember(q, id, ''));
+  }
+
+  async listPoolMembers(filter: { executor?: string; profile?: string } = {}): Promise<PoolMemberRecord[]> {
+    const rows = await this.#run.read((q) =>
+      q<PoolMemberRow>(
+        `SELECT ${POOL_MEMBER_COLUMNS} FROM pool_members WHERE ($1::text IS NULL OR executor = $1) AND ($2::text IS NULL OR profile = $2) ORDER BY created_at, id`,
+        [filter.executor ?? null, filter.profile ?? null],
+      ),
+    );
+    return rows.map(poolMemberFromRow);
+  }
+
+  async updatePoolMember(id: string, patch: PoolMemberPatch, expect: { state: PoolMemberState }): Promise<PoolMemberRecord | null> {
+    return this.#write(async (q) => {
+      const next = patchedPoolMember(await this.#poolMember(q, id, ' FOR UPDATE'), patch, expect.state, this.#now());
+      if (next === null) return null;
+      const r = poolMemberToRow(next, this.#metadataKeyPrefixes);
+      await q('UPDATE pool_members SET state=$2, metadata=$3, secret_refs=$4, updated_at=$5 WHERE id=$1', [r.id, r.state, r.metadata, r.secret_refs, r.updated_at]);
+      return poolMemberFromRow(r);
+    });
+  }
+
+  async claimPoolMember(claim: PoolClaim): Promise<PoolMemberRecord | null> {
+    return this.#write(async (q) => {
+      // SKIP LOCKED: a concurrent claim holding the oldest member's lock makes this one take the next
+      const [oldest] = await q<PoolMemberRow>(
+        `SELECT ${POOL_MEMBER_COLUMNS} FROM pool_members WHERE state = 'ready' AND executor = $1 AND profile = $2 AND profile_hash = $3
+         ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`,
+        [claim.executor, claim.profile, claim.profileHash],
+      );
+      if (!oldest) return null;
+      const next = claimedPoolMember(poolMemberFromRow(oldest), claim, this.#now());
+      await q('UPDATE pool_members SET state = $2, session_id = $3, updated_at = $4 WHERE id = $1', [next.id, next.state, next.sessionId, next.updatedAt]);
+      return next;
+    });
+  }
+
+  async deletePoolMember(id: string): Promise<void> {
+    await this.#write(async (q) => {
+      const member = await this.#poolMember(q, id, ' FOR UPDATE');
+      const secretIds = member ? Object.values(member.secretRefs) : [];
+      if (secretIds.length > 0) await q('DELETE FROM secrets WHERE id = ANY($1::text[])', [secretIds]);
+      await q('DELETE FROM pool_members WHERE id = $1', [id]);
+    });
+  }
+
   // ---- secrets --------------------------------------------------------------------------------
 
   async putSecret(id: string, plaintext: string): Promise<string> {
@@ -274,6 +352,11 @@ export class PostgresInventory implements Inventory {
   async #runtime(q: Query, sessionId: string, lock: '' | ' FOR UPDATE'): Promise<RuntimeRecord | null> {
     const [row] = await q<RuntimeRow>(`SELECT ${RUNTIME_COLUMNS} FROM runtime_inventory WHERE session_id = $1${lock}`, [sessionId]);
     return row ? runtimeFromRow(row) : null;
+  }
+
+  async #poolMember(q: Query, id: string, lock: '' | ' FOR UPDATE'): Promise<PoolMemberRecord | null> {
+    const [row] = await q<PoolMemberRow>(`SELECT ${POOL_MEMBER_COLUMNS} FROM pool_members WHERE id = $1${lock}`, [id]);
+    return row ? poolMemberFromRow(row) : null;
   }
 }
 

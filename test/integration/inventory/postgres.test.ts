@@ -37,7 +37,7 @@ async function fresh(): Promise<ContractDatabase> {
   return {
     open: async (opts = {}) => PostgresInventory.open({ url, secretKey, metadataKeyPrefixes: ['local_'], ...opts }),
     dump: async () => {
-      const tables = ['sessions', 'runtime_inventory', 'secrets', 'fence', 'schema_migrations'];
+      const tables = ['sessions', 'runtime_inventory', 'pool_members', 'secrets', 'fence', 'schema_migrations'];
       const rows = await Promise.all(tables.map((t) => raw<Record<string, unknown>>(`SELECT * FROM ${t}`)));
       return JSON.stringify(rows, (_k, v: unknown) => (v !== null && typeof v === 'object' && (v as { type?: unknown }).type === 'Buffer' ? Buffer.from((v as { data: number[] }).data).toString('latin1') : v));
     },
@@ -99,7 +99,7 @@ describe('PostgresInventory', () => {
     await client.connect();
     await client.query("INSERT INTO schema_migrations VALUES (99, 'future', 'x')");
     await client.end();
-    await expect(db.open()).rejects.toThrow(/schema version 99 is newer than this berth \(3\); upgrade berth/);
+    await expect(db.open()).rejects.toThrow(/schema version 99 is newer than this berth \(4\); upgrade berth/);
   });
 
   it('never shows the connection string or password in an error', async () => {

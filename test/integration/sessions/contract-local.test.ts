@@ -69,5 +69,6 @@ executorContract(
     { case: 'failingSetup', reason: 'local profiles have no setup_script' },
     { case: 'watchInstance', reason: 'a local instance is healed on the next command that finds it unreachable' },
     { case: 'startSweeps', reason: 'a local launch creates nothing outside its session dir, which removeUnrecorded finds without a record' },
+    { case: 'startPools', reason: 'a local launch starts a process in a directory: there is nothing to keep warm' },
   ],
 );

@@ -99,6 +99,8 @@ export interface BerthOnClusterOptions {
   podSecurity?: PodSecurityLevel;
   /** Extra berth.yaml `profiles` entries (the `kubernetes` block of each). */
   profiles: Record<string, Record<string, unknown>>;
+  /** Extra fields of profile entries, beside `kubernetes` (e.g. `pool`, `idle`). */
+  profileFields?: Record<string, Record<string, unknown>>;
   /** Extra berth.yaml top-level `agents`. */
   agents?: Record<string, unknown>;
   /** Extra fields of the `cluster` executor entry (e.g. `secret_env`). */
@@ -164,7 +166,7 @@ export async function berthOnCluster(opts: BerthOnClusterOptions): Promise<Berth
 /** berth.yaml in `dataDir`: executor `cluster` (kubernetes, as the ServiceAccount, in its namespace) and one profile per entry. */
 export function writeClusterConfig(dataDir: string, sa: ServiceAccountAccess, opts: BerthOnClusterOptions): string {
   const profiles: Record<string, unknown> = {};
-  for (const [name, kubernetes] of Object.entries(opts.profiles)) profiles[name] = { executor: 'cluster', kubernetes };
+  for (const [name, kubernetes] of Object.entries(opts.profiles)) profiles[name] = { executor: 'cluster', kubernetes, ...opts.profileFields?.[name] };
   const configFile = join(dataDir, 'berth.yaml');
   writeFileSync(
     configFile,

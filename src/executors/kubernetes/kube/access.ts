@@ -30,12 +30,12 @@ interface ServerVersion {
 
 /** What the executor needs in its namespace (mirrors deploy/rbac.yaml). */
 export const EXECUTOR_ACCESS: readonly AccessCheck[] = [
-  ...['get', 'list', 'watch', 'create', 'delete'].map((verb) => ({ verb, resource: 'pods' })),
+  ...['get', 'list', 'watch', 'create', 'delete', 'patch'].map((verb) => ({ verb, resource: 'pods' })),
   ...['get', 'create'].flatMap((verb) => [
     { verb, resource: 'pods', subresource: 'exec' },
     { verb, resource: 'pods', subresource: 'portforward' },
   ]),
-  ...['get', 'list', 'watch', 'create', 'delete'].map((verb) => ({ verb, resource: 'persistentvolumeclaims' })),
+  ...['get', 'list', 'watch', 'create', 'delete', 'patch'].map((verb) => ({ verb, resource: 'persistentvolumeclaims' })),
   ...['list', 'watch'].map((verb) => ({ verb, resource: 'events' })),
 ];
 

@@ -15,6 +15,7 @@ import { eventWriter, type EventRecord } from './events.js';
 import { createPod, createPvc, deletePod, deletePvc, getPod, getPvc, listPods, listPvcs } from './objects.js';
 import type { CreateOptions, DeleteOutcome, DeletePreconditions, Listing } from './objects.js';
 import { watchEvents, watchPod, watchPods, watchPvc, type ObjectEvent, type WatchOptions } from './watch.js';
+import { relabelPod, relabelPvc, type LabelChanges, type RelabelTarget } from './relabel.js';
 
 /** Handlers of a label-selected Pod watch: every matching Pod at each (re)list, then each change. */
 export interface PodListHandlers {
@@ -37,6 +38,9 @@ export interface KubeObjects {
   createPvc(namespace: string, pvc: V1PersistentVolumeClaim, opts?: CreateOptions): Promise<V1PersistentVolumeClaim>;
   deletePvc(namespace: string, name: string, preconditions: DeletePreconditions, signal: AbortSignal): Promise<DeleteOutcome>;
   listPvcs(namespace: string, labelSelector: string, signal: AbortSignal): Promise<Listing<V1PersistentVolumeClaim>>;
+  /** Rewrites the labels of exactly the object read (UID and resourceVersion pinned; relabel.ts). */
+  relabelPod(target: RelabelTarget, labels: LabelChanges, signal?: AbortSignal): Promise<V1Pod>;
+  relabelPvc(target: RelabelTarget, labels: LabelChanges, signal?: AbortSignal): Promise<V1PersistentVolumeClaim>;
   watchPod(namespace: string, name: string, onEvent: (event: ObjectEvent<V1Pod>) => void, signal: AbortSignal, opts?: WatchOptions): Promise<void>;
   watchPvc(namespace: string, name: string, onEvent: (event: ObjectEvent<V1PersistentVolumeClaim>) => void, signal: AbortSignal, opts?: WatchOptions): Promise<void>;
   watchPods(namespace: string, labelSelector: string, handlers: PodListHandlers, signal: AbortSignal, opts?: WatchOptions): Promise<void>;
@@ -81,6 +85,8 @@ export function kubePorts(client: KubeClient): KubePorts {
     createPvc: (namespace, pvc, opts) => createPvc(client, namespace, pvc, opts),
     deletePvc: (namespace, name, preconditions, signal) => deletePvc(client, namespace, name, preconditions, signal),
     listPvcs: (namespace, labelSelector, signal) => listPvcs(client, namespace, labelSelector, signal),
+    relabelPod: (target, labels, signal) => relabelPod(client, target, labels, signal),
+    relabelPvc: (target, labels, signal) => relabelPvc(client, target, labels, signal),
     watchPod: (namespace, name, onEvent, signal, opts) => watchPod(client, namespace, name, onEvent, signal, opts),
     watchPvc: (namespace, name, onEvent, signal, opts) => watchPvc(client, namespace, name, onEvent, signal, opts),
     watchPods: (namespace, labelSelector, handlers, signal, opts) => watchPods(client, namespace, labelSelector, handlers, signal, opts),

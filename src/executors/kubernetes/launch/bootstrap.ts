@@ -41,7 +41,7 @@ interface BootstrapOptions {
 }
 
 /** Extra time the in-Pod `timeout` of a step gets over its budget: the controller's deadline comes first. */
-const POD_LIMIT_GRACE_SECONDS = 15;
+export const POD_LIMIT_GRACE_SECONDS = 15;
 
 /** Compressed copies of large constant chunks (agentctl, its libraries), made once per file version. */
 const compressedChunks = new WeakMap<ArrayBufferLike, Promise<Buffer>>();
@@ -70,7 +70,7 @@ function gzipChunk(chunk: Buffer): Promise<Buffer> {
 }
 
 /** Where the repository comes from, as prepare.sh sees it (a local path becomes a bundle). */
-function repositorySource(repo: RepositorySpec, clone: boolean, hasCredentials: boolean): RepositorySource {
+export function repositorySource(repo: RepositorySpec, clone: boolean, hasCredentials: boolean): RepositorySource {
   if (!clone) return { kind: 'none' };
   if (repo.url !== undefined) return { kind: 'url', url: repo.url, branch: repo.branch ?? null, credentials: hasCredentials };
   // the host path as origin: the other branches stay reachable as origin/* (as in a local session)
@@ -79,7 +79,7 @@ function repositorySource(repo: RepositorySpec, clone: boolean, hasCredentials: 
 }
 
 /** `git bundle` of a local repository (every branch and tag, with history). */
-async function localRepositoryBundle(path: string, signal?: AbortSignal): Promise<Buffer> {
+export async function localRepositoryBundle(path: string, signal?: AbortSignal): Promise<Buffer> {
   const dir = await mkdtemp(join(tmpdir(), 'berth-bundle-'));
   try {
     const file = join(dir, 'repo.bundle');

@@ -75,6 +75,19 @@ async function waitControlHealthy(forwardUrl: string, fetch: FetchLike, opts: { 
   }
 }
 
+/**
+ * Opens a forward to the control port, waits until agentctl answers its health (no token needed),
+ * and closes the forward: a warm pool member is checked this way, with nothing traded.
+ */
+export async function awaitHealthy(t: Pick<AgentctlTarget, 'forward' | 'fetch' | 'namespace' | 'pod' | 'signal'>, timeoutMs: number, failure?: Promise<never>): Promise<void> {
+  const forward = await t.forward.open({ namespace: t.namespace, pod: t.pod, port: AGENTCTL_PORT });
+  try {
+    await waitControlHealthy(localUrl(forward), t.fetch, { timeoutMs, ...(failure ? { failure } : {}), ...(t.signal ? { signal: t.signal } : {}) });
+  } finally {
+    await forward.close();
+  }
+}
+
 /** Creates the instance (same id on every call) and connects its forward and client. */
 async function attachInstance(t: AgentctlTarget, control: ControlClient): Promise<{ client: InstanceClient; port: number; forward: PortForwardSession }> {
   const info = await control.createInstance(

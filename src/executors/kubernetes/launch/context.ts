@@ -11,15 +11,16 @@ import type { CreateInstanceRequest, StageEvent } from '../../executor.js';
 import { REASON, reportStage, runStage } from '../../launch-kit/index.js';
 import type { AgentctlArtifacts } from '../artifacts.js';
 import { launchFailedEvent, launchSecrets, type EventRecorder } from '../event-recorder.js';
-import { createNonceDigest, type ProbeResult, type ResourceIdentity } from '../compose/index.js';
+import { createNonceDigest, resourceNames, type ProbeResult, type ResourceIdentity } from '../compose/index.js';
 import { ANNOTATION } from '../constants.js';
 import type { FetchLike } from '../../../agentctl-client/index.js';
 import type { EventObjectRef, KubePorts } from '../kube/index.js';
 import { encodeKubernetesMetadata, type KubernetesMetadata } from '../metadata.js';
+import { profileHash, templateHash } from '../config/index.js';
 import type { KubernetesConnection, KubernetesProfile } from '../types.js';
 
 /** What the executor hands every launch. */
-interface KubeLaunchEnv {
+export interface KubeLaunchEnv {
   executorName: string;
   connection: KubernetesConnection;
   /** The cluster: objects, exec, port-forward. */
@@ -39,6 +40,29 @@ interface KubeLaunchEnv {
 }
 
 export const defaultRandom = (size: number): Uint8Array => randomBytes(size);
+
+/** The metadata of a launch before anything exists: the identity, where its objects go, the profile's hashes. */
+export function initialMetadata(identity: ResourceIdentity, namespace: string, profile: KubernetesProfile): KubernetesMetadata {
+  return {
+    ...identity,
+    namespace,
+    mainContainer: profile.mainContainer,
+    platform: profile.platform,
+    workspaceMode: profile.workspace.mode,
+    podName: resourceNames(identity.instanceId).pod,
+    podUid: null,
+    pvcName: null,
+    pvcUid: null,
+    pvcCreated: false,
+    remotePort: null,
+    restartCount: null,
+    agentctlFlavor: null,
+    profileHash: profileHash(profile),
+    templateHash: templateHash(profile),
+    pendingCreateDigest: null,
+    podReclaimed: false,
+  };
+}
 
 /** An object this launch created (its rollback deletes it by UID). */
 interface CreatedObject {

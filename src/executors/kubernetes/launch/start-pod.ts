@@ -12,7 +12,7 @@
  */
 import { CHECKPOINT, STAGE } from '../constants.js';
 import type { AgentctlDelivery } from '../artifacts.js';
-import { connectFresh, type Connected } from './connect.js';
+import { awaitHealthy, connectFresh, type Connected } from './connect.js';
 import type { KubeLaunchState } from './context.js';
 import { instanceEnv } from './instance.js';
 import type { PodMonitor } from './monitor.js';
@@ -28,6 +28,11 @@ interface PodStartOptions {
   nonce: string;
   /** A fresh workspace clones; a replacement on a retained volume keeps what is there. */
   clone: boolean;
+  /**
+   * A warm pool member: agentctl is started and its health awaited ({@link PodStart.healthy}), but
+   * no nonce is traded and no instance created (the claim does that, for its session).
+   */
+  healthOnly?: boolean;
 }
 
 /** The stages of one new Pod, run by the caller in order: {@link ready}, {@link bootstrap}, {@link connect}. */
@@ -64,8 +69,10 @@ export class PodStart {
   /** Stage `bootstrap`: the upload and prepare.sh; the connect starts once the start marker is written. */
   async bootstrap(): Promise<void> {
     const m = this.#startedMonitor();
-    this.#connecting = this.#markerSeen.then(() => this.#connect(m));
-    this.#connecting.catch(() => undefined); // awaited by connect(); until then a failure must not go unhandled
+    if (this.#opts.healthOnly !== true) {
+      this.#connecting = this.#markerSeen.then(() => this.#connect(m));
+      this.#connecting.catch(() => undefined); // awaited by connect(); until then a failure must not go unhandled
+    }
     this.#delivery = await (this.#boot as PodBootstrap).run(m);
     this.#bootstrapped = true;
   }
@@ -82,6 +89,16 @@ export class PodStart {
     l.meta = { ...l.meta, remotePort: connected.instancePort, restartCount: m.restartCount };
     await l.checkpoint(CHECKPOINT.agentctlConnected);
     return connected;
+  }
+
+  /** A pool member's last step: agentctl answers its health through a forward (then closed); nothing is traded. */
+  async healthy(): Promise<void> {
+    const l = this.#l;
+    const m = this.#startedMonitor();
+    m.stage = STAGE.agentctlConnect;
+    const target = { forward: l.kube.forward, fetch: l.env.fetch, namespace: l.namespace, pod: this.#opts.name, signal: AbortSignal.any([this.#cancel.signal, ...(l.signal ? [l.signal] : [])]) };
+    await Promise.race([awaitHealthy(target, CONNECT_TIMEOUT_MS, m.failure), m.failure]);
+    l.meta = { ...l.meta, restartCount: m.restartCount };
   }
 
   /**

@@ -9,11 +9,11 @@
  */
 import type { CoreV1Event, V1ObjectMeta, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { KubeApiError } from '../kube/index.js';
-import type { CreateOptions, DeleteOutcome, DeletePreconditions, KubeObjects, Listing, ObjectEvent, PodListHandlers } from '../kube/index.js';
+import type { CreateOptions, DeleteOutcome, DeletePreconditions, KubeObjects, LabelChanges, Listing, ObjectEvent, PodListHandlers, RelabelTarget } from '../kube/index.js';
 
 export type FakeKind = 'Pod' | 'PVC';
 
-type Op = 'get' | 'create' | 'delete' | 'list' | 'watch';
+type Op = 'get' | 'create' | 'delete' | 'list' | 'watch' | 'relabel';
 
 /** One call of the port, as made. */
 export interface ObjectCall {
@@ -193,6 +193,14 @@ export class FakeKubeObjects implements KubeObjects {
     return this.#list('PVC', namespace, labelSelector) as Promise<Listing<V1PersistentVolumeClaim>>;
   }
 
+  relabelPod(target: RelabelTarget, labels: LabelChanges): Promise<V1Pod> {
+    return this.#relabel('Pod', target, labels) as Promise<V1Pod>;
+  }
+
+  relabelPvc(target: RelabelTarget, labels: LabelChanges): Promise<V1PersistentVolumeClaim> {
+    return this.#relabel('PVC', target, labels) as Promise<V1PersistentVolumeClaim>;
+  }
+
   watchPod(namespace: string, name: string, onEvent: (event: ObjectEvent<V1Pod>) => void, signal: AbortSignal): Promise<void> {
     return this.#watchOne('Pod', namespace, name, onEvent as (event: ObjectEvent<Obj>) => void, signal);
   }
@@ -255,6 +263,25 @@ export class FakeKubeObjects implements KubeObjects {
     this.#objects.delete(key);
     this.#emit(kind, 'DELETED', obj);
     return 'deleted';
+  }
+
+  /** A merge patch of labels pinned to UID + resourceVersion (409 Conflict otherwise). */
+  async #relabel(kind: FakeKind, target: RelabelTarget, labels: LabelChanges): Promise<Obj> {
+    const { namespace, name } = target;
+    await this.#record({ op: `relabel${kind}`, namespace, name, preconditions: { uid: target.uid, resourceVersion: target.resourceVersion } });
+    const obj = this.#objects.get(`${kind}/${namespace}/${name}`);
+    if (obj === undefined) throw apiError(404, 'NotFound', `relabel ${kind.toLowerCase()} ${namespace}/${name}: not found`);
+    if (obj.metadata?.uid !== target.uid || obj.metadata?.resourceVersion !== target.resourceVersion) {
+      throw apiError(409, 'Conflict', `relabel ${kind.toLowerCase()} ${namespace}/${name}: the object has been modified`);
+    }
+    const next: Record<string, string> = { ...(obj.metadata?.labels ?? {}) };
+    for (const [k, v] of Object.entries(labels)) {
+      if (v === null) delete next[k];
+      else next[k] = v;
+    }
+    obj.metadata = { ...obj.metadata, labels: next, resourceVersion: this.#nextVersion() };
+    this.#emit(kind, 'MODIFIED', obj);
+    return clone(obj);
   }
 
   async #list(kind: FakeKind, namespace: string, labelSelector: string): Promise<Listing<Obj>> {

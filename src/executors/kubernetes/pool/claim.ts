@@ -1,0 +1,198 @@
+/**
+ * A launch served from the warm pool. The member is taken in the store first (atomically: two
+ * launches never get the same one), checked (its Pod running, its container never restarted), its
+ * Pod and PVC relabelled to the session (UID and resourceVersion pinned), and recorded as the
+ * session's (checkpoint `pool_claimed`); only then is its row deleted. The session's identity then
+ * arrives over the forward: the member's nonce traded for a token, the instance created with the
+ * session's env and approved secrets, while the repository (a clone, or a local path's bundle) is
+ * prepared in the Pod by an exec of its own. A member that fails before the session's first
+ * checkpoint is deleted and the next one tried; one that fails after it is deleted as the
+ * session's; either way the launch goes on cold, saying why (`pool`.`miss`).
+ * @module
+ */
+import { errorMessage } from '../../../shared/errors.js';
+import type { ExecutorInstance } from '../../executor.js';
+import { LaunchError } from '../../launch-kit/index.js';
+import { POD_AGENTCTL } from '../artifacts.js';
+import { deleteEach } from '../cleanup.js';
+import { claimPreparePlans, bootstrapUpload, ownershipLabels, prepareScript } from '../compose/index.js';
+import { CHECKPOINT, META, STAGE } from '../constants.js';
+import { localRepositoryBundle, POD_LIMIT_GRACE_SECONDS, repositorySource, runBootstrap } from '../launch/bootstrap.js';
+import { connectFresh, type Connected } from '../launch/connect.js';
+import type { KubeLaunchState } from '../launch/context.js';
+import { buildInstance, instanceEnv } from '../launch/instance.js';
+import type { AgentctlFlavor } from '../metadata.js';
+import type { PoolContext } from './context.js';
+import { MEMBER_NONCE, memberTargets, retireMember, rowTargets } from './retire.js';
+
+/** The stage of a warm launch that takes and hands over the member. */
+const POOL_CLAIM_STAGE = 'pool_claim';
+/** How long a claimed member's agentctl may take to answer (it answered when the member was made). */
+const CLAIM_CONNECT_TIMEOUT_MS = 10_000;
+/** Members tried per launch before it goes cold. */
+const MAX_TRIES = 3;
+
+/** The diagnostics a launch of a pooled profile reports: which way it went, and why when cold. */
+export const POOL_DIAGNOSTIC = { warm: 'WarmLaunch', cold: 'ColdLaunch' } as const;
+
+/** Reports a diagnostic (a listener that throws is ignored: it must not fail the launch). */
+export function reportDiagnostic(req: { onDiagnostic?: (reason: string, message: string) => void }, reason: string, message: string): void {
+  try {
+    req.onDiagnostic?.(reason, message);
+  } catch {
+    // see CreateInstanceRequest.onDiagnostic
+  }
+}
+
+/** A launch the pool could not serve: why, for the user (the launch then goes cold). */
+interface PoolMiss {
+  miss: string;
+}
+
+interface Member {
+  id: string;
+  podName: string;
+  podUid: string;
+  pvcName: string | null;
+  pvcUid: string | null;
+  pvcCreated: boolean;
+  flavor: AgentctlFlavor | null;
+  restartCount: number;
+  nonce: string;
+}
+
+/** The connected instance of a claimed member, or why the launch must go cold. */
+export async function claimLaunch(p: PoolContext, l: KubeLaunchState): Promise<ExecutorInstance | PoolMiss> {
+  let why = 'the pool has no ready member';
+  for (let i = 0; i < MAX_TRIES; i++) {
+    const row = await p.store.claimPoolMember({ executor: p.env.executorName, profile: p.profileName, profileHash: l.meta.profileHash, sessionId: l.identity.sessionId });
+    if (row === null) return { miss: i === 0 ? await emptyReason(p, l) : why };
+    let member: Member;
+    try {
+      member = await l.stage(POOL_CLAIM_STAGE, () => takeMember(p, l, row.id, row.metadata, row.secretRefs[MEMBER_NONCE]));
+    } catch (err) {
+      why = `pool member ${row.id} failed its check (${errorMessage(err)})`;
+      p.env.log.warn({ member: row.id, session: l.identity.sessionId, err: errorMessage(err) }, 'pool member not handed out');
+      await retireMember(p, row.id, rowTargets(row.metadata));
+      continue;
+    }
+    const served = await serve(p, l, member);
+    if (!('miss' in served)) return served;
+    why = served.miss;
+  }
+  return { miss: why };
+}
+
+/** Why no member was ready: none made yet, or none of this profile version. */
+async function emptyReason(p: PoolContext, l: KubeLaunchState): Promise<string> {
+  const rows = await p.store.listPoolMembers({ executor: p.env.executorName, profile: p.profileName });
+  if (rows.some((r) => r.state === 'ready' && r.profileHash !== l.meta.profileHash)) return 'the pool holds members of an earlier version of the profile only (they are being replaced)';
+  if (rows.some((r) => r.state === 'creating')) return 'the pool is empty (members are being made)';
+  return 'the pool is empty';
+}
+
+/** Checks the member's Pod, relabels its objects to the session and records them as the session's. */
+async function takeMember(p: PoolContext, l: KubeLaunchState, id: string, meta: Readonly<Record<string, string>>, nonceRef: string | undefined): Promise<Member> {
+  const podName = meta[META.podName];
+  const podUid = meta[META.podUid];
+  if (podName === undefined || podUid === undefined || nonceRef === undefined) throw new Error('its row records no Pod');
+  const pod = await l.kube.objects.getPod(l.namespace, podName, l.signal);
+  const main = pod?.status?.containerStatuses?.find((c) => c.name === l.profile.mainContainer);
+  const recordedRestarts = Number(meta[META.restartCount] ?? '0');
+  if (pod === undefined || pod.metadata?.uid !== podUid) throw new Error(`its Pod ${podName} is gone`);
+  if (pod.metadata.deletionTimestamp || pod.status?.phase !== 'Running' || main?.state?.running === undefined) throw new Error(`its Pod ${podName} is not running`);
+  if ((main.restartCount ?? 0) !== recordedRestarts) throw new Error(`its Pod's main container restarted since it was made`);
+  const member: Member = {
+    id,
+    podName,
+    podUid,
+    pvcName: meta[META.pvcName] ?? null,
+    pvcUid: meta[META.pvcUid] ?? null,
+    pvcCreated: meta[META.pvcCreated] === 'true',
+    flavor: (meta[META.agentctlFlavor] as AgentctlFlavor | undefined) ?? null,
+    restartCount: recordedRestarts,
+    nonce: await p.store.revealSecret(nonceRef),
+  };
+  const labels = ownershipLabels(l.identity);
+  const relabelled = await l.kube.objects.relabelPod({ namespace: l.namespace, name: podName, uid: podUid, resourceVersion: pod.metadata.resourceVersion ?? '' }, labels, l.signal);
+  if (member.pvcCreated && member.pvcName !== null && member.pvcUid !== null) {
+    const pvc = await l.kube.objects.getPvc(l.namespace, member.pvcName, l.signal);
+    if (pvc?.metadata?.uid !== member.pvcUid) throw new Error(`its PVC ${member.pvcName} is gone`);
+    await l.kube.objects.relabelPvc({ namespace: l.namespace, name: member.pvcName, uid: member.pvcUid, resourceVersion: pvc.metadata.resourceVersion ?? '' }, labels, l.signal);
+  }
+  l.pod = relabelled;
+  l.createdPod = { name: podName, uid: podUid };
+  if (member.pvcCreated && member.pvcName !== null && member.pvcUid !== null) l.createdPvc = { name: member.pvcName, uid: member.pvcUid };
+  l.meta = { ...l.meta, podName, podUid, pvcName: member.pvcName, pvcUid: member.pvcUid, pvcCreated: member.pvcCreated, agentctlFlavor: member.flavor, restartCount: recordedRestarts };
+  await l.checkpoint(CHECKPOINT.poolClaimed);
+  await p.store.deletePoolMember(id);
+  return member;
+}
+
+/**
+ * The session's identity into a member it owns now: the handshake and instance, and the repository
+ * meanwhile. A failure deletes the member's objects (the session's own by now) and the launch goes
+ * cold; should that delete fail, the launch fails instead (its rollback deletes them by UID).
+ */
+async function serve(p: PoolContext, l: KubeLaunchState, m: Member): Promise<ExecutorInstance | PoolMiss> {
+  let connected: Connected | null = null;
+  try {
+    const connecting = l.stage(STAGE.agentctlConnect, async () => {
+      connected = await connectFresh(connectTarget(l, m.podName), m.nonce, { timeoutMs: CLAIM_CONNECT_TIMEOUT_MS });
+      l.meta = { ...l.meta, remotePort: connected.instancePort };
+      await l.checkpoint(CHECKPOINT.agentctlConnected);
+      return connected;
+    });
+    const preparing = prepareRepository(l, m.podName);
+    const [c] = await Promise.all([connecting, preparing]);
+    return buildInstance(l, c, { authToken: c.token, bootstrapNonce: m.nonce }, true, [POD_AGENTCTL.launcher]);
+  } catch (err) {
+    await Promise.allSettled((connected as Connected | null)?.forwards.map((f) => f.close()) ?? []);
+    if (err instanceof LaunchError && err.reason === 'PrepareFailed') throw err; // the repository's fault: cold would fail the same way
+    const errors = await deleteEach(l.kube.objects, memberTargets(l.meta), AbortSignal.timeout(90_000));
+    if (errors.length > 0) throw err;
+    l.createdPod = null;
+    l.createdPvc = null;
+    return { miss: `the claimed member ${m.id} did not answer (${errorMessage(err)})` };
+  }
+}
+
+function connectTarget(l: KubeLaunchState, pod: string): Parameters<typeof connectFresh>[0] {
+  return {
+    forward: l.kube.forward,
+    fetch: l.env.fetch,
+    namespace: l.namespace,
+    pod,
+    instanceId: l.identity.instanceId,
+    instanceEnv: instanceEnv(l.req),
+    labels: { session_id: l.identity.sessionId, executor: l.identity.executor, profile: l.identity.profile },
+    ...(l.signal ? { signal: l.signal } : {}),
+  };
+}
+
+/** Stage `bootstrap` of a warm launch: the clone (or bundle) and the setup script, when there is a repository. */
+async function prepareRepository(l: KubeLaunchState, pod: string): Promise<void> {
+  const { req } = l;
+  if (req.repository.url === undefined && req.repository.path === undefined && l.profile.setupScript === '') return;
+  await l.stage(STAGE.bootstrap, async () => {
+    const source = repositorySource(req.repository, true, req.repositoryCredentials !== undefined);
+    const bundle = source.kind === 'bundle' && req.repository.path !== undefined ? await localRepositoryBundle(req.repository.path, l.signal) : null;
+    const plans = claimPreparePlans({
+      prepareScript: prepareScript({
+        source,
+        setupScript: l.profile.setupScript,
+        limits: { cloneSeconds: l.profile.budgets.cloneSeconds + POD_LIMIT_GRACE_SECONDS, setupScriptSeconds: l.profile.budgets.setupScriptSeconds + POD_LIMIT_GRACE_SECONDS },
+      }),
+      ...(req.repositoryCredentials ? { repositoryCredentials: req.repositoryCredentials } : {}),
+      ...(bundle ? { repoBundle: bundle } : {}),
+    });
+    await runBootstrap(
+      l,
+      pod,
+      plans.map((plan) => {
+        const cmd = bootstrapUpload(plan);
+        return { command: ['sh', '-c', cmd.script], stdin: cmd.stdin };
+      }),
+    );
+  });
+}
