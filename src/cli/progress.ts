@@ -9,6 +9,9 @@ import { formatDuration, stageDetail } from './output.js';
 
 export type LaunchOutcome = { kind: 'ready' } | { kind: 'failed'; stage: string | null; message: string; state: string };
 
+/** Diagnostics that inform (a warm or cold launch of a pooled profile) rather than warn. */
+const INFO_DIAGNOSTICS = new Set(['WarmLaunch', 'ColdLaunch']);
+
 export class LaunchProgress {
   /**
    * What was printed, keyed by the stage record itself (name, start time, status, waiting reason),
@@ -31,7 +34,8 @@ export class LaunchProgress {
         this.#stage(e.stage);
         return undefined;
       case 'diagnostic':
-        this.out(`  ! ${e.reason}: ${e.message}`);
+        // which way a pooled launch went is news, not a warning
+        this.out(INFO_DIAGNOSTICS.has(e.reason) ? `  · ${e.message}` : `  ! ${e.reason}: ${e.message}`);
         return undefined;
       case 'state':
         if (e.state === 'ready') return { kind: 'ready' };

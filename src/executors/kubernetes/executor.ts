@@ -22,7 +22,7 @@ import { defaultRandom, initialMetadata, KubeLaunchState, type KubeLaunchEnv } f
 import { claimLaunch, POOL_DIAGNOSTIC, reportDiagnostic } from './pool/claim.js';
 import { WarmPools } from './pool/pool.js';
 import type { PoolStore, PoolTarget } from '../pool.js';
-import { freshLaunch } from './launch/fresh.js';
+import { freshLaunch, rollback } from './launch/fresh.js';
 import { reviveLaunch } from './launch/revive.js';
 import { identityOf, type KubernetesMetadata } from './metadata.js';
 import { PROFILE_SETTING, recordedMetadata, stopKubernetesInstance } from './stop.js';
@@ -221,8 +221,16 @@ export class KubernetesExecutor implements Executor {
     const l = this.#state(req, profile, meta);
     const pool = this.#pools?.context(req.profile.profile);
     if (pool === undefined) return freshLaunch(l);
-    const claimed = await claimLaunch(pool, l);
-    this.#pools?.kick();
+    let claimed: Awaited<ReturnType<typeof claimLaunch>>;
+    try {
+      claimed = await claimLaunch(pool, l);
+    } catch (err) {
+      // a failure the session's own (its repository's): what it holds of the member goes, as a cold launch's would
+      await l.recordFailure(err, 'Berth deletes the pool member this launch claimed.');
+      throw await rollback(l, err);
+    } finally {
+      this.#pools?.kick();
+    }
     if (!('miss' in claimed)) {
       reportDiagnostic(req, POOL_DIAGNOSTIC.warm, `warm launch: a ready Pod of profile ${pool.profileName}'s pool was claimed`);
       return claimed;

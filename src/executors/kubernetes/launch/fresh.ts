@@ -66,7 +66,7 @@ function reportTemplateWarnings(l: KubeLaunchState): void {
  * launch kit's rollback deadline (independent of the launch's signal, spec §4.9), and releases the
  * row only when every delete went through.
  */
-async function rollback(l: KubeLaunchState, launchErr: unknown): Promise<Error> {
+export async function rollback(l: KubeLaunchState, launchErr: unknown): Promise<Error> {
   const rb = new Rollback();
   const targets: CleanupTarget[] = [];
   if (l.createdPod) targets.push({ kind: 'Pod', namespace: l.namespace, ...l.createdPod, labels: null });

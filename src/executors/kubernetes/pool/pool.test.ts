@@ -101,6 +101,20 @@ describe('warm pool (fakes)', () => {
     await instance.close();
   });
 
+  it("a repository that cannot be prepared fails the warm launch and deletes the claimed member's objects, as a cold launch rolls back", async () => {
+    const { h, store } = await pooled(1);
+    const [member] = await store.listPoolMembers();
+    h.exec.handle = (call) => (call.command.join(' ').includes('claim-prepare.sh') ? { exitCode: 75, stderr: 'fatal: repository not found' } : undefined);
+    const err = await h.executor.createInstance(h.request()).then(
+      () => null,
+      (e: unknown) => e as Error & { reason?: string },
+    );
+    expect(err?.reason).toBe('PrepareFailed');
+    expect(h.objects.find('Pod', NAMESPACE, member!.metadata[META.podName]!), 'the claimed Pod is deleted').toBeUndefined();
+    expect(h.objects.find('PVC', NAMESPACE, member!.metadata[META.pvcName]!), 'and its PVC').toBeUndefined();
+    expect(h.recorded.releases, 'the provisional row is released').toBe(1);
+  });
+
   it('two launches racing for one member: one warm, one cold; never the same Pod', async () => {
     const { h } = await pooled(1);
     const said: string[] = [];
