@@ -17,7 +17,7 @@ export function startWarmPools(ctx: Pick<ManagerContext, 'config' | 'executors' 
     const targets: PoolTarget[] = [];
     for (const profile of Object.values(ctx.config.profiles)) {
       if (profile.executor !== executor.name || profile.pool === undefined) continue;
-      targets.push({ snapshot: ctx.snapshotProfile(profile.name), size: profile.pool.size, maxAgeMs: profile.pool.maxAgeMs });
+      targets.push({ snapshot: ctx.snapshotProfile(profile.name), size: profile.pool.size, maxAgeMs: profile.pool.maxAgeMs, repository: profile.pool.repository });
     }
     stops.push(executor.startPools(targets, ctx.store));
   }

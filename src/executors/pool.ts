@@ -52,4 +52,13 @@ export interface PoolTarget {
   snapshot: { executor: string; profile: string | null; settings: Readonly<Record<string, string>> };
   size: number;
   maxAgeMs: number;
+  /** Members keep a clone of this repository (fetched every `refreshMs`); null: none. */
+  repository: PoolRepository | null;
+}
+
+/** The repository a pool's members keep a clone of. */
+export interface PoolRepository {
+  url: string;
+  branch: string | null;
+  refreshMs: number;
 }

@@ -221,6 +221,11 @@ export class KubernetesExecutor implements Executor {
     const l = this.#state(req, profile, meta);
     const pool = this.#pools?.context(req.profile.profile);
     if (pool === undefined) return freshLaunch(l);
+    if (pool.repository !== null && req.repository.url !== pool.repository.url) {
+      const asked = req.repository.url ?? (req.repository.path !== undefined ? 'a local path' : 'no repository');
+      reportDiagnostic(req, POOL_DIAGNOSTIC.cold, `cold launch: the pool of profile ${pool.profileName} keeps clones of ${pool.repository.url}, and this launch asks for ${asked}`);
+      return freshLaunch(l);
+    }
     let claimed: Awaited<ReturnType<typeof claimLaunch>>;
     try {
       claimed = await claimLaunch(pool, l);

@@ -21,6 +21,7 @@ export { nonceFileContent } from './env-file.js';
 export { bootstrapUpload, compressedUploadScript, type UploadFile } from './upload.js';
 export { AGENTCTL_STARTING_LINE, bootstrapPlans, EXIT_UPLOAD_PREPARE_FAILED, lineWatcher } from './bootstrap-plan.js';
 export { claimPreparePlans } from './claim-plan.js';
+export { memberFetchScript, refreshScript } from './refresh.js';
 export { EXIT_PROBE_MISMATCH, parseProbeOutput, PROBE_SCRIPT, probeGuard, type ProbeResult } from './probe.js';
 export { PREPARE_STEP_PREFIX, prepareScript, type RepositorySource } from './prepare.js';
 export { assessPod, assessPvc, type PodAssessment } from './readiness.js';

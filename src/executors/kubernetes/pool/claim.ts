@@ -15,14 +15,14 @@ import type { ExecutorInstance } from '../../executor.js';
 import { LaunchError } from '../../launch-kit/index.js';
 import { POD_AGENTCTL } from '../artifacts.js';
 import { deleteEach } from '../cleanup.js';
-import { claimPreparePlans, bootstrapUpload, ownershipLabels, prepareScript } from '../compose/index.js';
-import { CHECKPOINT, META, STAGE } from '../constants.js';
+import { claimPreparePlans, bootstrapUpload, ownershipLabels, prepareScript, refreshScript, shQuote } from '../compose/index.js';
+import { CHECKPOINT, META, PATH, STAGE } from '../constants.js';
 import { localRepositoryBundle, POD_LIMIT_GRACE_SECONDS, repositorySource, runBootstrap } from '../launch/bootstrap.js';
 import { connectFresh, type Connected } from '../launch/connect.js';
 import type { KubeLaunchState } from '../launch/context.js';
 import { buildInstance, instanceEnv } from '../launch/instance.js';
 import type { AgentctlFlavor } from '../metadata.js';
-import type { PoolContext } from './context.js';
+import { memberHash, type PoolContext } from './context.js';
 import { MEMBER_NONCE, memberTargets, retireMember, rowTargets } from './retire.js';
 
 /** The stage of a warm launch that takes and hands over the member. */
@@ -65,7 +65,7 @@ interface Member {
 export async function claimLaunch(p: PoolContext, l: KubeLaunchState): Promise<ExecutorInstance | PoolMiss> {
   let why = 'the pool has no ready member';
   for (let i = 0; i < MAX_TRIES; i++) {
-    const row = await p.store.claimPoolMember({ executor: p.env.executorName, profile: p.profileName, profileHash: l.meta.profileHash, sessionId: l.identity.sessionId });
+    const row = await p.store.claimPoolMember({ executor: p.env.executorName, profile: p.profileName, profileHash: memberHash(l.meta.profileHash, p.repository), sessionId: l.identity.sessionId });
     if (row === null) return { miss: i === 0 ? await emptyReason(p, l) : why };
     let member: Member;
     try {
@@ -86,7 +86,7 @@ export async function claimLaunch(p: PoolContext, l: KubeLaunchState): Promise<E
 /** Why no member was ready: none made yet, or none of this profile version. */
 async function emptyReason(p: PoolContext, l: KubeLaunchState): Promise<string> {
   const rows = await p.store.listPoolMembers({ executor: p.env.executorName, profile: p.profileName });
-  if (rows.some((r) => r.state === 'ready' && r.profileHash !== l.meta.profileHash)) return 'the pool holds members of an earlier version of the profile only (they are being replaced)';
+  if (rows.some((r) => r.state === 'ready' && r.profileHash !== memberHash(l.meta.profileHash, p.repository))) return 'the pool holds members of an earlier version of the profile only (they are being replaced)';
   if (rows.some((r) => r.state === 'creating')) return 'the pool is empty (members are being made)';
   return 'the pool is empty';
 }
@@ -96,33 +96,41 @@ async function takeMember(p: PoolContext, l: KubeLaunchState, id: string, meta: 
   const podName = meta[META.podName];
   const podUid = meta[META.podUid];
   if (podName === undefined || podUid === undefined || nonceRef === undefined) throw new Error('its row records no Pod');
-  const pod = await l.kube.objects.getPod(l.namespace, podName, l.signal);
+  const pvcName = meta[META.pvcName] ?? null;
+  const pvcUid = meta[META.pvcUid] ?? null;
+  const managedPvc = meta[META.pvcCreated] === 'true' && pvcName !== null && pvcUid !== null;
+  // read together: the Pod's state, the claim's version, the nonce
+  const [pod, pvc, nonce] = await Promise.all([
+    l.kube.objects.getPod(l.namespace, podName, l.signal),
+    managedPvc ? l.kube.objects.getPvc(l.namespace, pvcName, l.signal) : Promise.resolve(undefined),
+    p.store.revealSecret(nonceRef),
+  ]);
   const main = pod?.status?.containerStatuses?.find((c) => c.name === l.profile.mainContainer);
   const recordedRestarts = Number(meta[META.restartCount] ?? '0');
   if (pod === undefined || pod.metadata?.uid !== podUid) throw new Error(`its Pod ${podName} is gone`);
   if (pod.metadata.deletionTimestamp || pod.status?.phase !== 'Running' || main?.state?.running === undefined) throw new Error(`its Pod ${podName} is not running`);
   if ((main.restartCount ?? 0) !== recordedRestarts) throw new Error(`its Pod's main container restarted since it was made`);
+  if (managedPvc && pvc?.metadata?.uid !== pvcUid) throw new Error(`its PVC ${pvcName} is gone`);
   const member: Member = {
     id,
     podName,
     podUid,
-    pvcName: meta[META.pvcName] ?? null,
-    pvcUid: meta[META.pvcUid] ?? null,
+    pvcName,
+    pvcUid,
     pvcCreated: meta[META.pvcCreated] === 'true',
     flavor: (meta[META.agentctlFlavor] as AgentctlFlavor | undefined) ?? null,
     restartCount: recordedRestarts,
-    nonce: await p.store.revealSecret(nonceRef),
+    nonce,
   };
+  // both pinned to the version read: a change since (or a foreign object under the name) is a 409
   const labels = ownershipLabels(l.identity);
-  const relabelled = await l.kube.objects.relabelPod({ namespace: l.namespace, name: podName, uid: podUid, resourceVersion: pod.metadata.resourceVersion ?? '' }, labels, l.signal);
-  if (member.pvcCreated && member.pvcName !== null && member.pvcUid !== null) {
-    const pvc = await l.kube.objects.getPvc(l.namespace, member.pvcName, l.signal);
-    if (pvc?.metadata?.uid !== member.pvcUid) throw new Error(`its PVC ${member.pvcName} is gone`);
-    await l.kube.objects.relabelPvc({ namespace: l.namespace, name: member.pvcName, uid: member.pvcUid, resourceVersion: pvc.metadata.resourceVersion ?? '' }, labels, l.signal);
-  }
+  const [relabelled] = await Promise.all([
+    l.kube.objects.relabelPod({ namespace: l.namespace, name: podName, uid: podUid, resourceVersion: pod.metadata.resourceVersion ?? '' }, labels, l.signal),
+    managedPvc ? l.kube.objects.relabelPvc({ namespace: l.namespace, name: pvcName, uid: pvcUid, resourceVersion: pvc?.metadata?.resourceVersion ?? '' }, labels, l.signal) : Promise.resolve(undefined),
+  ]);
   l.pod = relabelled;
   l.createdPod = { name: podName, uid: podUid };
-  if (member.pvcCreated && member.pvcName !== null && member.pvcUid !== null) l.createdPvc = { name: member.pvcName, uid: member.pvcUid };
+  if (managedPvc) l.createdPvc = { name: pvcName, uid: pvcUid };
   l.meta = { ...l.meta, podName, podUid, pvcName: member.pvcName, pvcUid: member.pvcUid, pvcCreated: member.pvcCreated, agentctlFlavor: member.flavor, restartCount: recordedRestarts };
   await l.checkpoint(CHECKPOINT.poolClaimed);
   await p.store.deletePoolMember(id);
@@ -143,7 +151,7 @@ async function serve(p: PoolContext, l: KubeLaunchState, m: Member): Promise<Exe
       await l.checkpoint(CHECKPOINT.agentctlConnected);
       return connected;
     });
-    const preparing = prepareRepository(l, m.podName);
+    const preparing = prepareRepository(p, l, m.podName);
     const [c] = await Promise.all([connecting, preparing]);
     return buildInstance(l, c, { authToken: c.token, bootstrapNonce: m.nonce }, true, [POD_AGENTCTL.launcher]);
   } catch (err) {
@@ -170,29 +178,41 @@ function connectTarget(l: KubeLaunchState, pod: string): Parameters<typeof conne
   };
 }
 
-/** Stage `bootstrap` of a warm launch: the clone (or bundle) and the setup script, when there is a repository. */
-async function prepareRepository(l: KubeLaunchState, pod: string): Promise<void> {
+/** Stage `bootstrap` of a warm launch: the clone (or bundle, or a repository pool's fetch) and the setup script, when there is either. */
+async function prepareRepository(p: PoolContext, l: KubeLaunchState, pod: string): Promise<void> {
   const { req } = l;
   if (req.repository.url === undefined && req.repository.path === undefined && l.profile.setupScript === '') return;
   await l.stage(STAGE.bootstrap, async () => {
-    const source = repositorySource(req.repository, true, req.repositoryCredentials !== undefined);
-    const bundle = source.kind === 'bundle' && req.repository.path !== undefined ? await localRepositoryBundle(req.repository.path, l.signal) : null;
+    const script = await claimScript(p, l);
     const plans = claimPreparePlans({
-      prepareScript: prepareScript({
-        source,
-        setupScript: l.profile.setupScript,
-        limits: { cloneSeconds: l.profile.budgets.cloneSeconds + POD_LIMIT_GRACE_SECONDS, setupScriptSeconds: l.profile.budgets.setupScriptSeconds + POD_LIMIT_GRACE_SECONDS },
-      }),
+      prepareScript: script.text,
       ...(req.repositoryCredentials ? { repositoryCredentials: req.repositoryCredentials } : {}),
-      ...(bundle ? { repoBundle: bundle } : {}),
+      ...(script.bundle ? { repoBundle: script.bundle } : {}),
     });
+    // the in-Pod limits of a cold launch's prepare.sh, as one deadline for the whole exec
+    const budget = AbortSignal.timeout((l.profile.budgets.cloneSeconds + l.profile.budgets.setupScriptSeconds + POD_LIMIT_GRACE_SECONDS) * 1000);
     await runBootstrap(
       l,
       pod,
       plans.map((plan) => {
         const cmd = bootstrapUpload(plan);
-        return { command: ['sh', '-c', cmd.script], stdin: cmd.stdin };
+        return { command: ['sh', '-c', cmd.script], stdin: cmd.stdin, signal: budget };
       }),
     );
   });
+}
+
+/** The claim's prepare script: a repository pool's fetch, a clone (or bundle), or the setup script alone. */
+async function claimScript(p: PoolContext, l: KubeLaunchState): Promise<{ text: string; bundle?: Buffer }> {
+  const { req } = l;
+  const setupScript = l.profile.setupScript;
+  if (p.repository !== null) {
+    return { text: refreshScript({ branch: req.repository.branch ?? null, credentialsUrl: req.repositoryCredentials && req.repository.url ? req.repository.url : null, setupScript }) };
+  }
+  const source = repositorySource(req.repository, true, req.repositoryCredentials !== undefined);
+  // no repository: the member's workspace was initialised when it was made; only the setup script is left
+  if (source.kind === 'none') return { text: ['set -eu', `cd ${shQuote(PATH.workspace)}`, `sh -e -c ${shQuote(setupScript)}`, ''].join('\n') };
+  const bundle = source.kind === 'bundle' && req.repository.path !== undefined ? await localRepositoryBundle(req.repository.path, l.signal) : undefined;
+  const limits = { cloneSeconds: l.profile.budgets.cloneSeconds + POD_LIMIT_GRACE_SECONDS, setupScriptSeconds: l.profile.budgets.setupScriptSeconds + POD_LIMIT_GRACE_SECONDS };
+  return { text: prepareScript({ source, setupScript, limits }), ...(bundle ? { bundle } : {}) };
 }

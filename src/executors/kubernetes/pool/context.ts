@@ -2,7 +2,8 @@
  * What a warm pool of one profile works with (its members are made, claimed and removed with it).
  * @module
  */
-import type { PoolStore } from '../../pool.js';
+import { createHash } from 'node:crypto';
+import type { PoolRepository, PoolStore } from '../../pool.js';
 import type { KubeLaunchEnv } from '../launch/context.js';
 import type { KubernetesProfile } from '../types.js';
 
@@ -16,4 +17,16 @@ export interface PoolContext {
   /** The snapshot settings a launch of the profile records (the member's request carries them). */
   settings: Readonly<Record<string, string>>;
   namespace: string;
+  /** The repository members keep a clone of; null: none. */
+  repository: PoolRepository | null;
+}
+
+/**
+ * What a member is made of, as its row records it: the profile's hash, and with a repository pool
+ * the repository and branch too (a claim asks for the current one: a changed pool repository
+ * replaces the members, as a changed profile does).
+ */
+export function memberHash(profileHash: string, repository: PoolRepository | null): string {
+  if (repository === null) return profileHash;
+  return createHash('sha256').update(JSON.stringify([profileHash, repository.url, repository.branch])).digest('hex');
 }

@@ -1,7 +1,8 @@
 /**
  * One warm pool member made: its row first (`creating`, the bootstrap nonce stored encrypted), then
  * the PVC and the Pod exactly as a launch makes them (every create checkpointed into the row),
- * agentctl delivered and started with no repository, no secret and no session, and its health
+ * agentctl delivered and started with no secret and no session — and no repository, or with a
+ * repository pool a clone of its repository (the setup script run on it) — and its health
  * answered through a forward; only then is the row `ready` (claimable). On any failure the member's
  * objects are deleted by UID and its row with them.
  * @module
@@ -14,7 +15,7 @@ import { initialMetadata, KubeLaunchState } from '../launch/context.js';
 import { PodStart } from '../launch/start-pod.js';
 import { provisionStorage } from '../launch/storage.js';
 import { encodeKubernetesMetadata } from '../metadata.js';
-import type { PoolContext } from './context.js';
+import { memberHash, type PoolContext } from './context.js';
 import { memberTargets, MEMBER_NONCE, retireMember } from './retire.js';
 
 /** The checkpoint state of a member's row metadata once it is claimable. */
@@ -34,13 +35,13 @@ export async function provisionMember(p: PoolContext, signal: AbortSignal): Prom
     id,
     executor: identity.executor,
     profile: p.profileName,
-    profileHash: profileHash(p.profile),
+    profileHash: memberHash(profileHash(p.profile), p.repository),
     metadata: encodeKubernetesMetadata(meta, 'pool_creating'),
     secretRefs: { [MEMBER_NONCE]: `${id}-nonce` },
   });
   const nonce = createNonce(p.env.random);
   const l = new KubeLaunchState(p.env, memberRequest(p, id, signal), p.profile, identity, meta);
-  const pod = new PodStart(l, { name: resourceNames(id).pod, nonce, clone: false, healthOnly: true });
+  const pod = new PodStart(l, { name: resourceNames(id).pod, nonce, clone: p.repository !== null, healthOnly: true });
   try {
     await p.store.putSecret(`${id}-nonce`, nonce);
     await provisionStorage(l);
@@ -63,7 +64,7 @@ export async function provisionMember(p: PoolContext, signal: AbortSignal): Prom
 function memberRequest(p: PoolContext, id: string, signal: AbortSignal): CreateInstanceRequest {
   return {
     identity: { instanceId: id, sessionId: id, taskId: id, environmentId: id },
-    repository: {},
+    repository: p.repository === null ? {} : { url: p.repository.url, ...(p.repository.branch !== null ? { branch: p.repository.branch } : {}) },
     env: {},
     secretEnv: {},
     profile: { executor: p.env.executorName, profile: p.profileName, type: 'kubernetes', settings: p.settings, env: {} },

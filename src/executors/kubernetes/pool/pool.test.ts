@@ -17,7 +17,7 @@ async function pooled(size: number, ready = size): Promise<{ h: KubeHarness; sto
   const log = (level: string) => (obj: object, msg?: string) => said.push(`${level} ${msg ?? ''} ${JSON.stringify(obj)}`);
   const h = new KubeHarness({ logger: { debug: () => undefined, info: log('info'), warn: log('warn'), error: log('error') } });
   const store = new FakePoolStore();
-  stops.push(h.executor.startPools([{ snapshot: h.snapshot(), size, maxAgeMs: DAY }], store));
+  stops.push(h.executor.startPools([{ snapshot: h.snapshot(), size, maxAgeMs: DAY, repository: null }], store));
   await until(async () => (await store.listPoolMembers()).filter((r) => r.state === 'ready').length >= ready, `${ready} ready members (log: ${said.join('\n')})`).catch((err: Error) => {
     throw new Error(`${err.message}\n${said.join("\n")}\nrows: ${JSON.stringify([...store.rows.values()].map((r) => [r.state, r.metadata.kubernetes_state]))}\nexecs: ${h.exec.calls.map((c) => c.kind).join(",")} forwards: ${h.agentctl.forwards.length}`);
   });

@@ -12,10 +12,11 @@ import { errorMessage } from '../../../shared/errors.js';
 import type { Logger } from '../../../shared/logger.js';
 import type { PoolMemberRow, PoolStore, PoolTarget } from '../../pool.js';
 import { decodeProfileSnapshot, profileHash } from '../config/index.js';
+import { memberFetchScript } from '../compose/index.js';
 import { META } from '../constants.js';
 import type { KubeLaunchEnv } from '../launch/context.js';
 import { PROFILE_SETTING } from '../stop.js';
-import type { PoolContext } from './context.js';
+import { memberHash, type PoolContext } from './context.js';
 import { provisionMember } from './member.js';
 import { retireMember, rowTargets } from './retire.js';
 
@@ -38,6 +39,8 @@ interface ProfilePool {
   making: Set<Promise<void>>;
   failures: number;
   notBefore: number;
+  /** Repository pools: when each ready member last fetched (absent: when it was made). */
+  fetched: Map<string, number>;
 }
 
 export class WarmPools {
@@ -60,8 +63,8 @@ export class WarmPools {
       const snapshot = t.snapshot.settings[PROFILE_SETTING];
       if (name === null || snapshot === undefined) continue;
       const profile = decodeProfileSnapshot(snapshot);
-      const ctx: PoolContext = { env, store, profileName: name, profile, settings: t.snapshot.settings, namespace };
-      this.#pools.set(name, { ctx, size: t.size, maxAgeMs: t.maxAgeMs, hash: profileHash(profile), making: new Set(), failures: 0, notBefore: 0 });
+      const ctx: PoolContext = { env, store, profileName: name, profile, settings: t.snapshot.settings, namespace, repository: t.repository };
+      this.#pools.set(name, { ctx, size: t.size, maxAgeMs: t.maxAgeMs, hash: memberHash(profileHash(profile), t.repository), making: new Set(), failures: 0, notBefore: 0, fetched: new Map() });
     }
   }
 
@@ -120,12 +123,16 @@ export class WarmPools {
   }
 
   async #reconcileProfile(pool: ProfilePool, rows: PoolMemberRow[]): Promise<void> {
+    for (const id of pool.fetched.keys()) if (!rows.some((r) => r.id === id && r.state === 'ready')) pool.fetched.delete(id);
     let ready = 0;
     for (const row of rows.filter((r) => r.state === 'ready')) {
       const stale = row.profileHash !== pool.hash ? 'it was made from an earlier version of the profile' : Date.now() - Date.parse(row.createdAt) > pool.maxAgeMs ? 'it reached max_age' : null;
       const gone = stale ?? (ready >= pool.size ? 'the pool is larger than its size' : await this.#podTrouble(pool, row));
       if (gone !== null) await this.#retire(row, gone);
-      else ready++;
+      else {
+        ready++;
+        await this.#fetchIfDue(pool, row);
+      }
     }
     const wanted = pool.size - ready - pool.making.size;
     if (wanted <= 0 || Date.now() < pool.notBefore) return;
@@ -151,6 +158,25 @@ export class WarmPools {
       pool.making.delete(making);
       this.kick();
     });
+  }
+
+  /** A repository pool's member fetches its clone every `refreshMs` (best effort: a claim fetches anyway). */
+  async #fetchIfDue(pool: ProfilePool, row: PoolMemberRow): Promise<void> {
+    const repo = pool.ctx.repository;
+    if (repo === null || Date.now() - (pool.fetched.get(row.id) ?? Date.parse(row.createdAt)) < repo.refreshMs) return;
+    pool.fetched.set(row.id, Date.now());
+    try {
+      const res = await this.#env.kube.exec.exec({
+        namespace: pool.ctx.namespace,
+        pod: row.metadata[META.podName] ?? '',
+        container: pool.ctx.profile.mainContainer,
+        command: ['sh', '-c', memberFetchScript()],
+        signal: AbortSignal.timeout(pool.ctx.profile.budgets.cloneSeconds * 1000),
+      });
+      if (res.exitCode !== 0) this.#log.warn({ profile: row.profile, member: row.id, stderr: res.stderr.trim().slice(-300) }, 'warm pool: a member could not fetch its repository');
+    } catch (err) {
+      this.#log.warn({ profile: row.profile, member: row.id, err: errorMessage(err) }, 'warm pool: a member could not fetch its repository');
+    }
   }
 
   /** Why a ready member's Pod can no longer be handed out, or null. */
