@@ -28,7 +28,12 @@ describe('idle suspension (local executor, real agentctl)', () => {
     const agentctlPath = agentctlBundle(work);
     repo = makeRepo(work, 'repo', 'marker-idle');
     const config = testConfig(
-      { sleeper: { command: ['sh', '-c', 'echo working; sleep 120; echo done'] }, finisher: { command: ['sh', '-c', 'echo finished'] } },
+      {
+        sleeper: { command: ['sh', '-c', 'echo working; sleep 120; echo done'] },
+        finisher: { command: ['sh', '-c', 'echo finished'] },
+        // output and no input: printing is activity (a build that logs as it goes is not idle)
+        chatty: { command: ['sh', '-c', 'while :; do echo tick; sleep 0.3; done'] },
+      },
       { profiles: { [PROFILE]: { executor: 'local', idle: { suspend_after: '2s' } } } },
     );
     c = await createController({ dataDir, agentctlPath, config, env: {} });
@@ -54,6 +59,11 @@ describe('idle suspension (local executor, real agentctl)', () => {
     const screen = (async () => {
       for await (const chunk of shell.output) void chunk; // read to its end, or the shell cannot finish
     })();
+    const chatty = await launchReady({ agent: 'chatty', name: 'chatty' });
+    await waitForOutput(c, chatty.id, /tick/);
+    // an ACP agent waiting for a person to approve its edit
+    const asking = await launchReady({ agent: 'demo-acp', env: FAST_AGENT_ENV, prompt: 'write NOTES.md', name: 'asking' });
+    await until(async () => ((await c.get(asking.id)).agentProcess?.pendingApprovals === 1 ? true : undefined), 'the permission request pending', 30_000);
     const quiet = await launchReady({ env: FAST_AGENT_ENV, name: 'quiet' });
     await waitForOutput(c, quiet.id, /ready for instructions/);
     const pidsBefore = agentctlPids(dataDir).length;
@@ -72,6 +82,8 @@ describe('idle suspension (local executor, real agentctl)', () => {
     // launched before the quiet one and asked over at least as long: still running
     expect((await c.get(toolCall.id)).state, 'an agent with a child process at work (a long tool call) is not idle').toBe('ready');
     expect((await c.get(shelled.id)).state, 'a session with an open shell is not idle').toBe('ready');
+    expect((await c.get(chatty.id)).state, 'an agent that keeps printing (no input) is not idle').toBe('ready');
+    expect((await c.get(asking.id)).state, 'an agent waiting for an approval is not idle').toBe('ready');
     // waking is a resume, which would start an ended agent again: such a session is left alone
     expect(await c.get(finished.id), 'a session whose agent has ended is not suspended').toMatchObject({ state: 'ready', agentProcess: { status: 'exited' } });
 
@@ -91,10 +103,15 @@ describe('idle suspension (local executor, real agentctl)', () => {
     expect(r.exitCode).toBe(0);
     expect((await c.get(quiet.id)).state).toBe('ready');
 
+    // once answered (and its turn over), the asking session is idle like any other
+    await c.approve(asking.id, { deny: true });
+    await until(async () => ((await c.get(asking.id)).state === 'suspended' ? true : undefined), 'the answered session suspended', 60_000);
+
     shell.write('exit\n');
     await shell.exit;
     await screen;
-  }, 120_000);
+    await c.stop(chatty.id);
+  }, 180_000);
 
   it('a stopped session is not woken by an action: stop means stopped', async () => {
     const s = await launchReady({ env: FAST_AGENT_ENV, name: 'stopper' });
