@@ -1,7 +1,8 @@
 /**
  * Stopping a session under its lock: the instance stopped with its workspace kept, the runtime row
  * `stopped`, the session `stopped` (a person's `berth stop`) or `suspended` (idle: it wakes on the
- * next real action). Shared by SessionManager.stop and the idle suspender.
+ * next real action). Shared by SessionManager.stop and the idle suspender. An executor that cannot
+ * read a stopped session's output has it mirrored to the inventory first (output-mirror.ts).
  * @module
  */
 import type { StopResult } from '../executors/executor.js';
@@ -9,6 +10,7 @@ import type { SessionRecord } from '../inventory/index.js';
 import { errorMessage } from '../shared/errors.js';
 import { sanitize } from '../shared/sanitize.js';
 import { setSessionState, type ManagerContext } from './context.js';
+import { mirrorOutputBeforeStop } from './output-mirror.js';
 import { stopRecorded } from './remove.js';
 import { SessionStateError, type SessionView, type StageRecord } from './service.js';
 
@@ -36,6 +38,8 @@ export async function stopSession(ctx: ManagerContext, session: SessionRecord, o
   const live = ctx.live.detach(id);
   let stopped: StopResult | void;
   try {
+    // while agentctl still answers: `logs` of the stopped session reads this copy (bounded, best effort)
+    await mirrorOutputBeforeStop(ctx, id, executor, row, live);
     stopped = await stopRecorded(executor, session, row, live, { destroy: false, reason: opts.reason });
   } catch (err) {
     const message = sanitize(errorMessage(err));

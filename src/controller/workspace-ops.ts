@@ -1,7 +1,8 @@
 /**
  * What a person does inside a ready session — run a command, open a shell, read or follow the
- * agent's output (also of a stopped session, where the executor can read it), send the agent input,
- * browse files and git — each through the live instance (re-attached once if it dropped).
+ * agent's output (also of a stopped session: read by the executor, or from the copy mirrored when
+ * it stopped), send the agent input, browse files and git — each through the live instance
+ * (re-attached once if it dropped).
  * @module
  */
 import { chunkBytes, isAgentctlHttpError, isAgentctlUnreachableError } from '../agentctl-client/index.js';
@@ -207,16 +208,23 @@ export class WorkspaceOps {
 
 
   /**
-   * `logs` of a stopped (or failed) session: what its last (or, with `previous`, the one before)
-   * agent run left on disk, when the executor can read it without agentctl (local). Null when it
-   * cannot: the caller then refuses as for any other state conflict. A finished run has nothing
-   * more to follow, so `follow` ends after the recorded output.
+   * `logs` of a stopped, suspended (or failed) session: what its last (or, with `previous`, the one
+   * before) agent run left on disk, when the executor can read it without agentctl (local), else
+   * the copy mirrored to the inventory when it stopped (Kubernetes: the last MiB of the two latest
+   * runs; output-mirror.ts). Null when neither has it: the caller then refuses as for any other
+   * state conflict (never waking the session). A finished run has nothing more to follow, so
+   * `follow` ends after the recorded output.
    */
   async #recordedLogs(id: string, opts: { from?: number; previous?: boolean }): Promise<OutputChunkView[] | null> {
     const row = await this.#ctx.store.getRuntime(id);
-    const executor = row ? this.#ctx.executors.get(row.executor) : undefined;
-    if (!row || !executor?.readRecordedOutput) return null;
+    if (!row) return null;
+    const executor = this.#ctx.executors.get(row.executor);
     const last = recordedAgentId(row.metadata) ?? null;
+    if (!executor?.readRecordedOutput) {
+      if (last === null) return null;
+      const processId = opts.previous ? await this.#previousAgentId(id, last) : last;
+      return this.#ctx.store.readRecordedOutput(id, processId, opts.from ?? 0);
+    }
     const processId = opts.previous ? await this.#previousAgentId(id, last) : last;
     if (processId === null) return [];
     const target = { identity: sessionIdentity(id, row.instanceId), metadata: row.metadata };

@@ -1,6 +1,6 @@
 /**
- * The durable inventory: sessions, runtime rows (one per running instance), warm pool members and
- * encrypted secrets, behind one async interface (`Inventory`) with two backends: SQLite in the data
+ * The durable inventory: sessions, runtime rows (one per running instance), warm pool members,
+ * encrypted secrets and mirrored agent output, behind one async interface (`Inventory`) with two backends: SQLite in the data
  * dir (the default) and Postgres shared by a controller's replicas. `openInventory` opens the one
  * berth.yaml names.
  * @module
@@ -17,4 +17,5 @@ export {
   type SessionRequestData,
 } from './records.js';
 export type { PoolMemberRecord } from './pool-records.js';
+export { DEFAULT_RECORDED_OUTPUT_BYTES, type RecordedOutputInput } from './output-records.js';
 export { InventoryOpenError } from './errors.js';

@@ -4,6 +4,7 @@
  * next side effect (spec §4.1).
  * @module
  */
+import type { RecordedOutputInput, RecordedOutputOptions, RecordedOutputRecord } from './output-records.js';
 import type { NewPoolMember, PoolClaim, PoolMemberPatch, PoolMemberRecord, PoolMemberState } from './pool-records.js';
 import type { RuntimeRecord, SessionRecord } from './records.js';
 
@@ -37,7 +38,7 @@ export interface Inventory {
   listSessions(): Promise<SessionRecord[]>;
   /** Updates the mutable fields of a session; the new record, or null when it does not exist. */
   updateSession(id: string, patch: SessionPatch): Promise<SessionRecord | null>;
-  /** Deletes a session, its runtime row and the secrets that row references. */
+  /** Deletes a session, its runtime row, the secrets that row references and its recorded output. */
   deleteSession(id: string): Promise<void>;
 
   getRuntime(sessionId: string): Promise<RuntimeRecord | null>;
@@ -72,6 +73,16 @@ export interface Inventory {
   claimPoolMember(claim: PoolClaim): Promise<PoolMemberRecord | null>;
   /** Deletes a member and the secrets it references; a missing member is fine. */
   deletePoolMember(id: string): Promise<void>;
+
+  /**
+   * Records the output of run `processId` of a session (its mirror, for an executor that cannot read
+   * it while the session is stopped), replacing what was recorded of that run: only the last
+   * `opts.maxBytes` (default 1 MiB), and only the session's 2 latest written runs are kept (this one
+   * and the one written before). False (nothing written) when the session does not exist.
+   */
+  putRecordedOutput(sessionId: string, processId: string, chunks: readonly RecordedOutputInput[], opts?: RecordedOutputOptions): Promise<boolean>;
+  /** The recorded output of run `processId` from sequence `from` on; null when that run is not recorded. */
+  readRecordedOutput(sessionId: string, processId: string, from?: number): Promise<RecordedOutputRecord[] | null>;
 
   /** Encrypts and stores a secret under `id` (replacing one); returns the id. */
   putSecret(id: string, plaintext: string): Promise<string>;

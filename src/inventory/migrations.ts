@@ -94,6 +94,22 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX pool_members_claim ON pool_members (executor, profile, state, created_at);
     `,
   },
+  {
+    version: 5,
+    // one row per mirrored agent run (output-records.ts): its last bytes, bounded, deleted with the session
+    name: 'recorded output',
+    sql: `
+      CREATE TABLE recorded_output (
+        session_id    TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        process_id    TEXT NOT NULL,
+        run_order     INTEGER NOT NULL,       -- the order of writes within the session: the latest runs are kept
+        bytes         INTEGER NOT NULL,       -- the bytes of output held
+        chunks        TEXT NOT NULL,          -- JSON [{seq, stream, data (base64)}]
+        updated_at    TEXT NOT NULL,
+        PRIMARY KEY (session_id, process_id)
+      );
+    `,
+  },
 ];
 
 /** The error of a database written by a newer berth: refused, never downgraded. */

@@ -13,6 +13,7 @@ import { ensureStateDir } from '../shared/layout.js';
 import { InventoryOpenError, SecretStoreError } from './errors.js';
 import type { Inventory, InventoryFence, RuntimeUpsert, SessionPatch } from './inventory.js';
 import { migrateSqlite } from './migrations.js';
+import { RECORDED_RUNS_KEPT, recordedOutputFromRow, recordedOutputRow, type RecordedOutputInput, type RecordedOutputOptions, type RecordedOutputRecord } from './output-records.js';
 import {
   claimedPoolMember,
   insertedPoolMember,
@@ -174,6 +175,7 @@ export class InventoryStore implements Inventory {
       const deleteSecret = this.#db.prepare('DELETE FROM secrets WHERE id = ?');
       if (runtime) for (const secretId of Object.values(runtime.secretRefs)) deleteSecret.run(secretId);
       this.#db.prepare('DELETE FROM runtime_inventory WHERE session_id = ?').run(id);
+      this.#db.prepare('DELETE FROM recorded_output WHERE session_id = ?').run(id);
       this.#db.prepare('DELETE FROM sessions WHERE id = ?').run(id);
     });
   }
@@ -266,6 +268,33 @@ export class InventoryStore implements Inventory {
       if (member) for (const secretId of Object.values(member.secretRefs)) deleteSecret.run(secretId);
       this.#db.prepare('DELETE FROM pool_members WHERE id = ?').run(id);
     });
+  }
+
+  // ---- recorded output ------------------------------------------------------------------------
+
+  async putRecordedOutput(sessionId: string, processId: string, chunks: readonly RecordedOutputInput[], opts: RecordedOutputOptions = {}): Promise<boolean> {
+    const row = recordedOutputRow(sessionId, processId, chunks, opts, this.#now());
+    return this.#write(() => {
+      if (!this.#session(sessionId)) return false;
+      this.#db
+        .prepare(
+          `INSERT INTO recorded_output (session_id, process_id, run_order, bytes, chunks, updated_at)
+           VALUES (@session_id, @process_id, (SELECT COALESCE(MAX(run_order), 0) + 1 FROM recorded_output WHERE session_id = @session_id), @bytes, @chunks, @updated_at)
+           ON CONFLICT(session_id, process_id) DO UPDATE SET run_order=excluded.run_order, bytes=excluded.bytes, chunks=excluded.chunks, updated_at=excluded.updated_at`,
+        )
+        .run(row);
+      this.#db
+        .prepare('DELETE FROM recorded_output WHERE session_id = ? AND run_order NOT IN (SELECT run_order FROM recorded_output WHERE session_id = ? ORDER BY run_order DESC LIMIT ?)')
+        .run(sessionId, sessionId, RECORDED_RUNS_KEPT);
+      return true;
+    });
+  }
+
+  async readRecordedOutput(sessionId: string, processId: string, from = 0): Promise<RecordedOutputRecord[] | null> {
+    const row = this.#db.prepare('SELECT session_id, process_id, chunks FROM recorded_output WHERE session_id = ? AND process_id = ?').get(sessionId, processId) as
+      | { session_id: string; process_id: string; chunks: string }
+      | undefined;
+    return row ? recordedOutputFromRow(row, from) : null;
   }
 
   // ---- secrets --------------------------------------------------------------------------------

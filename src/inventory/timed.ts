@@ -44,6 +44,8 @@ export function timeInventory(inner: Inventory, observe: InventoryObserver): Inv
     updatePoolMember: (id, patch, expect) => timed('updatePoolMember', () => inner.updatePoolMember(id, patch, expect)),
     claimPoolMember: (claim) => timed('claimPoolMember', () => inner.claimPoolMember(claim)),
     deletePoolMember: (id) => timed('deletePoolMember', () => inner.deletePoolMember(id)),
+    putRecordedOutput: (sessionId, processId, chunks, opts) => timed('putRecordedOutput', () => inner.putRecordedOutput(sessionId, processId, chunks, opts)),
+    readRecordedOutput: (sessionId, processId, from) => timed('readRecordedOutput', () => inner.readRecordedOutput(sessionId, processId, from)),
     putSecret: (id, plaintext) => timed('putSecret', () => inner.putSecret(id, plaintext)),
     revealSecret: (id) => timed('revealSecret', () => inner.revealSecret(id)),
     deleteSecret: (id) => timed('deleteSecret', () => inner.deleteSecret(id)),

@@ -23,7 +23,10 @@ describe('idle suspension on the cluster', () => {
       prefix: 'idle',
       executor: { idle: { suspend_after: '3s' } },
       profiles: { k8s: { pod_template: imageTemplate(env.agentImage), workspace: { mode: 'managed_pvc', size: '1Gi' } } },
-      agents: { toolcall: { command: ['sh', '-c', 'echo working; sleep 600'] } },
+      agents: {
+        toolcall: { command: ['sh', '-c', 'echo working; sleep 600'] },
+        chatty: { command: ['sh', '-c', 'while :; do echo tick; sleep 0.3; done'] },
+      },
     });
   });
 
@@ -43,6 +46,15 @@ describe('idle suspension on the cluster', () => {
     const c = h.controller;
     const busy = await launchReady(c, { repository: { url: repo.url }, executor: 'k8s', agent: 'toolcall', name: 'tool-call' });
     await waitForOutput(c, busy.id, /working/);
+    const chatty = await launchReady(c, { repository: { url: repo.url }, executor: 'k8s', agent: 'chatty', name: 'chatty' });
+    await waitForOutput(c, chatty.id, /tick/);
+    const asking = await launchReady(c, { repository: { url: repo.url }, executor: 'k8s', agent: 'demo-acp', env: FAST_AGENT_ENV, prompt: 'write NOTES.md', name: 'asking' });
+    await waitFor('the permission request pending', async () => ((await c.get(asking.id)).agentProcess?.pendingApprovals === 1 ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
+    const shelled = await launchReady(c, { repository: { url: repo.url }, executor: 'k8s', env: FAST_AGENT_ENV, name: 'shelled' });
+    const shell = await c.openShell(shelled.id, { rows: 24, cols: 80 });
+    const screen = (async () => {
+      for await (const chunk of shell.output) void chunk; // drained, or the shell cannot end
+    })();
     const quiet = await launchReady(c, { repository: { url: repo.url }, executor: 'k8s', env: FAST_AGENT_ENV, name: 'quiet' });
     await waitForOutput(c, quiet.id, /ready for instructions/);
     expect((await execText(c, quiet.id, ['sh', '-c', 'echo kept > .idle-marker'])).exitCode).toBe(0);
@@ -61,10 +73,18 @@ describe('idle suspension on the cluster', () => {
     expect(asleep.pods, 'its Pod is deleted').toEqual([]);
     expect(asleep.pvcs, 'its volume is kept').toEqual(before.pvcs);
     expect((await c.get(busy.id)).state, 'launched earlier, its agent has a child process at work: not idle').toBe('ready');
+    expect((await c.get(chatty.id)).state, 'an agent that keeps printing (no input) is not idle').toBe('ready');
+    expect((await c.get(asking.id)).state, 'an agent waiting for an approval is not idle').toBe('ready');
+    expect((await c.get(shelled.id)).state, 'a session with an open shell is not idle').toBe('ready');
+    shell.write('exit\n');
+    await shell.exit;
+    await screen;
 
     // reads leave it asleep
     await c.list();
-    await expect(c.logs(quiet.id, {})[Symbol.asyncIterator]().next()).rejects.toThrow(/suspended while idle/);
+    let asleepLogs = '';
+    for await (const chunk of c.logs(quiet.id, {})) asleepLogs += new TextDecoder().decode(chunk.data);
+    expect(asleepLogs, 'answered from the output mirrored at suspension').toMatch(/ready for instructions/);
     expect((await c.get(quiet.id)).state).toBe('suspended');
     expect((await objectsOf(quiet.id)).pods).toEqual([]);
 
@@ -84,6 +104,7 @@ describe('idle suspension on the cluster', () => {
 
     await c.remove(quiet.id);
     await c.remove(busy.id);
+    await Promise.all([chatty, asking, shelled].map((v) => c.remove(v.id)));
     expect(await h.leftovers()).toEqual([]);
   }, 400_000);
 });

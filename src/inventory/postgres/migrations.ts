@@ -89,6 +89,21 @@ const PG_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX pool_members_claim ON pool_members (executor, profile, state, created_at);
     `,
   },
+  {
+    version: 5,
+    name: 'recorded output',
+    sql: `
+      CREATE TABLE recorded_output (
+        session_id     TEXT COLLATE "C" NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        process_id     TEXT COLLATE "C" NOT NULL,
+        run_order      BIGINT NOT NULL,
+        bytes          BIGINT NOT NULL,
+        chunks         TEXT NOT NULL,
+        updated_at     TEXT COLLATE "C" NOT NULL,
+        PRIMARY KEY (session_id, process_id)
+      );
+    `,
+  },
 ];
 
 /** The advisory lock every migrating controller takes: a second one starting at once waits its turn. */

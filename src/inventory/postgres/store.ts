@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { InventoryOpenError, SecretStoreError } from '../errors.js';
 import type { Inventory, InventoryFence, RuntimeUpsert, SessionPatch } from '../inventory.js';
+import { recordedOutputRow, type RecordedOutputInput, type RecordedOutputOptions, type RecordedOutputRecord } from '../output-records.js';
 import {
   claimedPoolMember,
   insertedPoolMember,
@@ -41,6 +42,7 @@ import {
 } from '../rules.js';
 import { decryptSecret, encryptSecret } from '../secrets.js';
 import { migratePostgres } from './migrations.js';
+import { readOutput, writeOutput } from './output.js';
 import { describeUrl, PgRunner, urlSecrets, type Query } from './runner.js';
 
 interface PostgresInventoryOptions {
@@ -170,6 +172,7 @@ export class PostgresInventory implements Inventory {
       const secretIds = runtime ? Object.values(runtime.secretRefs) : [];
       if (secretIds.length > 0) await q('DELETE FROM secrets WHERE id = ANY($1::text[])', [secretIds]);
       await q('DELETE FROM runtime_inventory WHERE session_id = $1', [id]);
+      await q('DELETE FROM recorded_output WHERE session_id = $1', [id]);
       await q('DELETE FROM sessions WHERE id = $1', [id]);
     });
   }
@@ -270,6 +273,17 @@ export class PostgresInventory implements Inventory {
       if (secretIds.length > 0) await q('DELETE FROM secrets WHERE id = ANY($1::text[])', [secretIds]);
       await q('DELETE FROM pool_members WHERE id = $1', [id]);
     });
+  }
+
+  // ---- recorded output ------------------------------------------------------------------------
+
+  async putRecordedOutput(sessionId: string, processId: string, chunks: readonly RecordedOutputInput[], opts: RecordedOutputOptions = {}): Promise<boolean> {
+    const row = recordedOutputRow(sessionId, processId, chunks, opts, this.#now());
+    return this.#write((q) => writeOutput(q, row));
+  }
+
+  async readRecordedOutput(sessionId: string, processId: string, from = 0): Promise<RecordedOutputRecord[] | null> {
+    return this.#run.read((q) => readOutput(q, sessionId, processId, from));
   }
 
   // ---- secrets --------------------------------------------------------------------------------
