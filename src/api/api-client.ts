@@ -6,7 +6,6 @@
  * const berth = new BerthClient({ baseUrl: 'http://127.0.0.1:7420', token });
  * const session = await berth.launch({ repository: { path: '/src/app' }, agent: 'demo' });
  * for await (const e of berth.events(session.id)) console.log(e);
- *
  * @example In the dashboard (cookie mode: no token; the CSRF token from the login goes with every request)
  * const berth = new BerthClient({ baseUrl: location.origin, token: null });
  * const { csrf } = await berth.dashboardLogin(code); // remembered; keep it to build the next page's client
@@ -15,6 +14,7 @@
  */
 import type { z } from 'zod';
 import { AcpSessionClient } from './acp-client.js';
+import { PoolClient } from './pool-client.js';
 import { BerthApiError, ControllerUnreachableError, STATUS_OF, StreamBrokenError } from './errors.js';
 import { apiRoutes } from './routes.js';
 import {
@@ -126,8 +126,9 @@ export class BerthClient {
   readonly #fetch: ApiFetch;
   readonly #ws: WebSocketFactory | undefined;
   readonly #timeoutMs: number;
-  /** ACP sessions: cancel a turn, answer permission requests, read the agent's typed events. */
+  /** ACP sessions (cancel a turn, answer permission requests, read typed events) and the warm pools. */
   readonly acp: AcpSessionClient;
+  readonly pools: PoolClient;
 
   constructor(opts: BerthClientOptions) {
     if (!opts.baseUrl) throw new TypeError('BerthClient: baseUrl is required');
@@ -138,6 +139,7 @@ export class BerthClient {
     this.#ws = opts.webSocket;
     this.#timeoutMs = opts.timeoutMs ?? 120_000;
     this.acp = new AcpSessionClient({ json: (method, path, schema, o) => this.#json(method, path, schema, o), request: (method, path) => this.#request(method, path, {}) });
+    this.pools = new PoolClient({ json: (method, path, schema, o) => this.#json(method, path, schema, o) });
   }
 
   /** The server's base URL, as given (without a trailing slash). */

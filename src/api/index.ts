@@ -14,6 +14,7 @@ export { BerthClient, type WebSocketLike } from './api-client.js';
 export { BerthApiError, ControllerUnreachableError, STATUS_OF, StreamBrokenError } from './errors.js';
 export { generateOpenApi } from './openapi.js';
 export { apiRoutes, DEFAULT_API_PORT, matchRoute, ROUTE_TABLE, type Operation } from './routes.js';
+export type { PoolMemberView, PoolRemoveResult, PoolView } from './pools.js';
 export { ApproveRequestSchema, MAX_AGENT_EVENTS_WAIT_MS, type AgentEvent, type AgentEventPage, type ApproveRequest, type ApproveResult } from './acp.js';
 export {
   DashboardLoginRequestSchema,

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { AgentEventPageSchema, ApproveRequestSchema, ApproveResultSchema } from './acp.js';
+import { PoolListSchema, PoolRemoveResultSchema } from './pools.js';
 import { ROUTE_TABLE, type Operation } from './routes.js';
 import {
   DashboardCodeSchema,
@@ -42,6 +43,8 @@ const COMPONENTS = {
   ErrorBody: ErrorBodySchema,
   Health: HealthSchema,
   LaunchOptions: LaunchOptionsSchema,
+  PoolList: PoolListSchema,
+  PoolRemoveResult: PoolRemoveResultSchema,
   DashboardCode: DashboardCodeSchema,
   DashboardLoginRequest: { schema: DashboardLoginRequestSchema, io: 'input' },
   DashboardSession: DashboardSessionSchema,
@@ -218,6 +221,14 @@ const OPERATIONS: Record<Operation, JsonObject> = {
   launchOptions: {
     summary: "What a launch may name, from the server's config: agents, executors and profiles (with their type), and the defaults",
     responses: { '200': { description: 'The launch options', content: json('LaunchOptions') } },
+  },
+  pools: {
+    summary: 'The warm pools (`profiles.<name>.pool`): each pooled profile with its size and members (ready, being made, being claimed)',
+    responses: { '200': { description: 'The pools', content: json('PoolList') } },
+  },
+  removePool: {
+    summary: "Deletes the ready members of a profile's pool now (Pod, then PVC, then row); the pool makes new ones while its size is above 0 (e.g. after the image behind a tag changed). 404 for a profile with no pool",
+    responses: { '200': { description: 'How many were deleted', content: json('PoolRemoveResult') }, '404': errorResponse('No such pooled profile') },
   },
   dashboardCodes: {
     summary: 'A one-time dashboard login code (valid 5 minutes, once); `berth dashboard` prints the URL with it. Bearer token only',

@@ -285,6 +285,18 @@ export const COMMANDS: readonly CommandSpec[] = [
     examples: ['berth context ls', 'berth context use team', 'berth context use local'],
   },
   {
+    name: 'pool',
+    summary: 'list the warm pools, or empty one',
+    usage: 'pool [ls] [-o table|wide|json|yaml] | pool rm PROFILE',
+    description:
+      "ls (the default): each profile with a warm pool (profiles.<name>.pool in berth.yaml): its ready members out of its size, the members being made, max_age and the repository its members keep a clone of; -o wide adds one line per member (its state and Pod). rm PROFILE deletes the profile's ready members now (their Pod and PVC): the pool then makes new ones while its size is above 0, e.g. after the image behind a tag changed. Sessions that claimed members are not touched.",
+    options: {},
+    positionals: ['ACTION?', 'PROFILE?', 'EXTRA?'],
+    formats: ['table', 'wide', 'json', 'yaml'],
+    load: cmd(() => import('./commands/pool.js')),
+    examples: ['berth pool', 'berth pool ls -o wide', 'berth pool rm k8s'],
+  },
+  {
     name: 'doctor',
     summary: 'check the installation, the config, the controller and each Kubernetes executor',
     usage: 'doctor [--executor NAME]',

@@ -14,7 +14,7 @@ import { testHooksFromEnv, type TestHooks } from './hooks.js';
 import { LiveSessions } from './live.js';
 import { SessionManager } from './manager.js';
 import { newControllerRunId } from './shell.js';
-import type { SessionConversationService, SessionService, SessionWorkspaceService } from './service.js';
+import type { SessionConversationService, SessionPoolService, SessionService, SessionWorkspaceService } from './service.js';
 
 interface ControllerOptions {
   /** The data dir: `berth.db`, `secret.key`, `berth.yaml` (optional) and `workspaces/`. */
@@ -39,7 +39,7 @@ interface ControllerOptions {
   observeStore?: (op: string, seconds: number, ok: boolean, backend: Inventory['backend']) => void;
 }
 
-export type Controller = SessionService & SessionWorkspaceService & SessionConversationService & { recover(): Promise<void> };
+export type Controller = SessionService & SessionWorkspaceService & SessionConversationService & SessionPoolService & { recover(): Promise<void> };
 
 /**
  * Creates the controller. Throws InventoryOpenError (data dir not writable), ConfigFieldError /

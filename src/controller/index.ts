@@ -15,6 +15,7 @@ export {
   type SessionView,
   type SessionWorkspaceService,
   type SessionConversationService,
+  type SessionPoolService,
   type OutputChunkView,
   type ShellSession,
 } from './service.js';

@@ -19,6 +19,7 @@ import { SelfHeal } from './self-heal.js';
 import { startUnrecordedSweeps } from './unrecorded-sweep.js';
 import { startIdleSuspension } from './idle-suspend.js';
 import { startWarmPools } from './warm-pools.js';
+import { listPools, removePool } from './pools.js';
 import { createSession } from './create-session.js';
 import { removeSession } from './remove.js';
 import { stopSession } from './stop.js';
@@ -37,9 +38,11 @@ import {
   type SessionWorkspace,
   type SessionWorkspaceService,
   type SessionConversationService,
+  type SessionPoolService,
   type ShellOptions,
   type ShellSession,
 } from './service.js';
+import type { PoolRemoveResult, PoolView } from '../api/index.js';
 import { checkLaunch, launchValidationError, type LaunchCheckContext } from './validate.js';
 import { checkRepository } from './repo-check.js';
 import { toView } from './views.js';
@@ -50,7 +53,7 @@ const RECOVERY_CONCURRENCY = 8;
 /** Deadline of one session's recovery (a reconnect; a Pod replacement belongs to a resume). */
 const RECOVERY_TIMEOUT_MS = 60_000;
 
-export class SessionManager implements SessionService, SessionWorkspaceService, SessionConversationService {
+export class SessionManager implements SessionService, SessionWorkspaceService, SessionConversationService, SessionPoolService {
   readonly #ctx: ManagerContext;
   /** In-flight background work per session (launch/resume), awaited by close() and waitUntilSettled(). */
   readonly #inflight = new Map<string, Promise<void>>();
@@ -226,6 +229,14 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
 
   cancel(id: string): Promise<void> {
     return this.#conversation.cancel(id);
+  }
+
+  pools(): Promise<PoolView[]> {
+    return listPools(this.#ctx);
+  }
+
+  removePool(profile: string): Promise<PoolRemoveResult> {
+    return removePool(this.#ctx, profile);
   }
 
   approve(id: string, answer: ApproveRequest): Promise<ApproveResult> {

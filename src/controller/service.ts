@@ -5,7 +5,7 @@
  * @module
  */
 import type { FilesClient, GitClient } from '../agentctl-client/index.js';
-import type { AgentEventPage, ApproveRequest, ApproveResult, LaunchRequest, SessionEvent, SessionState, SessionView } from '../api/index.js';
+import type { AgentEventPage, ApproveRequest, ApproveResult, LaunchRequest, PoolRemoveResult, PoolView, SessionEvent, SessionState, SessionView } from '../api/index.js';
 
 // The wire types are the API's (derived from its zod schemas); the controller speaks them.
 export type {
@@ -122,6 +122,22 @@ export class SessionNotFoundError extends Error {
   constructor(readonly sessionId: string) {
     super(`session not found: '${sessionId}' (list sessions with: berth ls)`);
   }
+}
+
+/** Thrown for a profile that has no warm pool (and no members left of one). */
+export class PoolNotFoundError extends Error {
+  override readonly name = 'PoolNotFoundError';
+  constructor(readonly profile: string, pooled: readonly string[]) {
+    super(`profile '${profile}' has no warm pool (${pooled.length > 0 ? `pooled: ${pooled.join(', ')}` : 'no profile has one: set profiles.<name>.pool in berth.yaml'})`);
+  }
+}
+
+/** The warm pools of the Kubernetes profiles (`profiles.<name>.pool`). */
+export interface SessionPoolService {
+  /** Each pooled profile (and any profile that still has members) with its members. */
+  pools(): Promise<PoolView[]>;
+  /** Deletes the ready members of `profile`'s pool now (it refills while its size is above 0). PoolNotFoundError for none. */
+  removePool(profile: string): Promise<PoolRemoveResult>;
 }
 
 /** Thrown when an operation does not fit the session's state (e.g. exec on a stopped session). */

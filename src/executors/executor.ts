@@ -250,6 +250,12 @@ export interface Executor {
    * stay, recorded, for the next start). Optional.
    */
   startPools?(targets: readonly PoolTarget[], store: PoolStore): () => Promise<void>;
+  /**
+   * Deletes the ready members of `profile`'s pool now (each made unclaimable first, then its
+   * objects and row); the pool makes new ones while its size is above 0. Returns how many were
+   * deleted. Optional: with `startPools`.
+   */
+  removePoolMembers?(profile: string): Promise<number>;
 }
 
 /**

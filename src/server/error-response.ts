@@ -23,6 +23,7 @@ export function toHttpError(err: unknown): HttpError<ApiErrorCode> {
     new HttpError(code, message, { cause: err, ...(typeof field === 'string' ? { field } : {}) });
   switch (e.name) {
     case 'SessionNotFoundError':
+    case 'PoolNotFoundError':
       return fail('not_found', e.message);
     case 'SessionStateError':
       return fail('conflict', e.message);

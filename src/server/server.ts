@@ -27,6 +27,7 @@ import { conversationRoutes } from './routes/conversation.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { metaRoutes } from './routes/meta.js';
 import { probeRoutes } from './routes/probes.js';
+import { poolRoutes } from './routes/pools.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { streamRoutes } from './routes/streams.js';
 import type { ApiHandler, ApiHandlers, ApiService } from './routes/types.js';
@@ -187,6 +188,7 @@ export function createApiServer(opts: ApiServerOptions): Server {
       ...streamRoutes({ service, keepAliveMs }),
       ...workspaceRoutes({ service, keepAliveMs }),
       ...conversationRoutes(service),
+      ...poolRoutes(service),
     };
     attachShellRoute(server, { service, gate, keepAliveMs, ...(opts.logger ? { log: opts.logger } : {}) });
     if (!opts.readiness) readiness.markReady();

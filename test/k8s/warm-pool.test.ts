@@ -120,6 +120,21 @@ describe('warm pool on the cluster', () => {
     expect(now.map((r) => r.id)).not.toContain(dead!.id);
   }, 400_000);
 
+  it('the pools API lists the members; removing the pool deletes the ready ones and it refills', async () => {
+    const c = h.controller;
+    const before = await readyMembers(2);
+    const [pool, ...others] = await c.pools();
+    expect(others).toEqual([]);
+    expect(pool).toMatchObject({ profile: 'warm', executor: 'cluster', size: 2, ready: 2, creating: 0, repository: null });
+    expect(pool!.members.map((m) => m.id).sort()).toEqual(before.map((r) => r.id).sort());
+    for (const m of pool!.members) expect(m.pod).toMatch(new RegExp(`^${h.ns.name}/berth-[0-9a-f]{16}$`));
+    expect(await c.removePool('warm')).toEqual({ profile: 'warm', removed: 2 });
+    const after = await readyMembers(2);
+    expect(after.map((r) => r.id).filter((id) => before.some((b) => b.id === id)), 'all new members').toEqual([]);
+    for (const old of before) expect(await podsOf(old.id), 'the removed members are gone').toEqual([]);
+    await expect(c.removePool('nope')).rejects.toThrow(/profile 'nope' has no warm pool \(pooled: warm\)/);
+  }, 400_000);
+
   it('an edited profile replaces the members; size 0 removes them and leaves nothing labelled', async () => {
     const before = await readyMembers(2);
     const edited: BerthOnClusterOptions = {

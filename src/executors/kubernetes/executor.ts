@@ -195,6 +195,11 @@ export class KubernetesExecutor implements Executor {
     };
   }
 
+  /** Deletes the ready members of `profile`'s pool now (pool/pool.ts); 0 when no pool runs here. */
+  removePoolMembers(profile: string): Promise<number> {
+    return this.#pools?.removeReady(profile) ?? Promise.resolve(0);
+  }
+
   async close(): Promise<void> {
     await this.#pools?.stop();
     this.#watches.close();

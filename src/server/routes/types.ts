@@ -5,13 +5,13 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Operation } from '../../api/index.js';
-import type { SessionConversationService, SessionService, SessionWorkspaceService } from '../../controller/index.js';
+import type { SessionConversationService, SessionPoolService, SessionService, SessionWorkspaceService } from '../../controller/index.js';
 import type { Params } from '../../shared/http/index.js';
 import type { Caller } from '../dashboard/gate.js';
 import { resolveSessionRef } from '../session-ref.js';
 
 /** What the server serves: the session service, and the agent's stdin and ACP conversation where the service offers them. */
-export type ApiService = SessionService & Partial<Pick<SessionWorkspaceService, 'sendInput'>> & Partial<SessionConversationService>;
+export type ApiService = SessionService & Partial<Pick<SessionWorkspaceService, 'sendInput'>> & Partial<SessionConversationService> & Partial<SessionPoolService>;
 
 interface ApiContext {
   readonly req: IncomingMessage;

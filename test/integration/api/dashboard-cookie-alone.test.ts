@@ -84,6 +84,8 @@ describe('the dashboard cookie without its CSRF token', () => {
       shell: { status: 101 },
       allEvents: { status: 200 },
       launchOptions: { status: 200 },
+      pools: { status: 501 }, // the fake service keeps no pool: answered by the route
+      removePool: { status: 501 },
       dashboardCodes: { status: 403 }, // codes are for the bearer token only: the route's own refusal
       dashboardSession: { status: 200 },
       dashboardLogout: { status: 204 },

@@ -56,16 +56,20 @@ async function untilBound(l: KubeLaunchState, pvc: V1PersistentVolumeClaim, grac
     },
     signal,
   ).then(ended, ended);
+  let onAbort: (() => void) | null = null;
   try {
     return await Promise.race<{ kind: BindingOutcome; volume?: string }>([
       outcome,
       new Promise<never>((_, reject) => {
         if (l.signal?.aborted) reject(l.signal.reason);
-        l.signal?.addEventListener('abort', () => reject(l.signal?.reason), { once: true });
+        onAbort = () => reject(l.signal?.reason);
+        l.signal?.addEventListener('abort', onAbort, { once: true });
       }),
     ]);
   } finally {
     clearTimeout(timer);
     stop.abort();
+    // the launch's signal may outlive this wait (a pool's): nothing of it stays hung on it
+    if (onAbort !== null) l.signal?.removeEventListener('abort', onAbort);
   }
 }

@@ -26,8 +26,23 @@ function memberId(): string {
   return `pool-${randomBytes(10).toString('hex')}`;
 }
 
-/** Makes one member and leaves it `ready`; throws (having deleted what it made) when that fails. */
-export async function provisionMember(p: PoolContext, signal: AbortSignal): Promise<string> {
+/**
+ * Makes one member and leaves it `ready`; throws (having deleted what it made) when that fails.
+ * `stop` (the pool's, which lives as long as the executor) aborts it through a signal of its own:
+ * what the launch stages hang on it goes with the member, not onto the long-lived one.
+ */
+export async function provisionMember(p: PoolContext, stop: AbortSignal): Promise<string> {
+  const own = new AbortController();
+  const abort = (): void => own.abort(stop.reason);
+  stop.addEventListener('abort', abort, { once: true });
+  try {
+    return await makeMember(p, own.signal);
+  } finally {
+    stop.removeEventListener('abort', abort);
+  }
+}
+
+async function makeMember(p: PoolContext, signal: AbortSignal): Promise<string> {
   const id = memberId();
   const identity: ResourceIdentity = { instanceId: id, sessionId: id, executor: p.env.executorName, profile: p.profileName };
   const meta = initialMetadata(identity, p.namespace, p.profile);

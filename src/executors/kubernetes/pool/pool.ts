@@ -8,12 +8,13 @@
  * session's (its runtime row records the Pod: only the row goes) or deleted with its objects.
  * @module
  */
+import type { V1Pod } from '@kubernetes/client-node';
 import { errorMessage } from '../../../shared/errors.js';
 import type { Logger } from '../../../shared/logger.js';
 import type { PoolMemberRow, PoolStore, PoolTarget } from '../../pool.js';
 import { decodeProfileSnapshot, profileHash } from '../config/index.js';
 import { memberFetchScript } from '../compose/index.js';
-import { META } from '../constants.js';
+import { LABEL, LABEL_VALUE, META } from '../constants.js';
 import type { KubeLaunchEnv } from '../launch/context.js';
 import { PROFILE_SETTING } from '../stop.js';
 import { memberHash, type PoolContext } from './context.js';
@@ -101,6 +102,19 @@ export class WarmPools {
       });
   }
 
+  /**
+   * Deletes the ready members of `profile` (any profile with recorded members: a pool no longer
+   * configured too) and refills; returns how many went. A member a launch took meanwhile is left to it.
+   */
+  async removeReady(profile: string): Promise<number> {
+    let removed = 0;
+    for (const row of await this.#store.listPoolMembers({ executor: this.#env.executorName, profile })) {
+      if (row.state === 'ready' && (await this.#retire(row, 'its pool was emptied (berth pool rm)'))) removed++;
+    }
+    this.kick();
+    return removed;
+  }
+
   /** Stops the refills; members being made are abandoned (and deleted) before it resolves. */
   async stop(): Promise<void> {
     this.#stop.abort();
@@ -124,19 +138,35 @@ export class WarmPools {
 
   async #reconcileProfile(pool: ProfilePool, rows: PoolMemberRow[]): Promise<void> {
     for (const id of pool.fetched.keys()) if (!rows.some((r) => r.id === id && r.state === 'ready')) pool.fetched.delete(id);
-    let ready = 0;
+    const kept: PoolMemberRow[] = [];
     for (const row of rows.filter((r) => r.state === 'ready')) {
       const stale = row.profileHash !== pool.hash ? 'it was made from an earlier version of the profile' : Date.now() - Date.parse(row.createdAt) > pool.maxAgeMs ? 'it reached max_age' : null;
-      const gone = stale ?? (ready >= pool.size ? 'the pool is larger than its size' : await this.#podTrouble(pool, row));
+      const gone = stale ?? (kept.length >= pool.size ? 'the pool is larger than its size' : null);
       if (gone !== null) await this.#retire(row, gone);
-      else {
-        ready++;
-        await this.#fetchIfDue(pool, row);
-      }
+      else kept.push(row);
     }
+    // the refill first: a launch that just found the pool empty waits for nothing else
+    this.#refill(pool, kept.length);
+    if (kept.length === 0) return;
+    const pods = await this.#memberPods(pool.ctx.namespace);
+    for (const row of kept) {
+      const trouble = podTrouble(pool, row, pods.get(row.metadata[META.podName] ?? ''));
+      if (trouble === null) await this.#fetchIfDue(pool, row);
+      else if (await this.#retire(row, trouble)) this.kick(); // the next pass replaces it
+    }
+  }
+
+  #refill(pool: ProfilePool, ready: number): void {
     const wanted = pool.size - ready - pool.making.size;
     if (wanted <= 0 || Date.now() < pool.notBefore) return;
     for (let i = 0; i < Math.min(wanted, MAX_PARALLEL - pool.making.size); i++) this.#make(pool);
+  }
+
+  /** The executor's Pods in `namespace` by name: one list per pass, however many members. */
+  async #memberPods(namespace: string): Promise<Map<string, V1Pod>> {
+    const selector = `${LABEL.managedBy}=${LABEL_VALUE.managedBy},${LABEL.executor}=${this.#env.executorName}`;
+    const listing = await this.#env.kube.objects.listPods(namespace, selector, AbortSignal.timeout(10_000));
+    return new Map(listing.items.map((p) => [p.metadata?.name ?? '', p]));
   }
 
   #make(pool: ProfilePool): void {
@@ -179,17 +209,6 @@ export class WarmPools {
     }
   }
 
-  /** Why a ready member's Pod can no longer be handed out, or null. */
-  async #podTrouble(pool: ProfilePool, row: PoolMemberRow): Promise<string | null> {
-    const name = row.metadata[META.podName] ?? '';
-    const pod = await this.#env.kube.objects.getPod(pool.ctx.namespace, name, AbortSignal.timeout(10_000));
-    if (pod === undefined || pod.metadata?.uid !== row.metadata[META.podUid]) return 'its Pod is gone';
-    if (pod.metadata?.deletionTimestamp || pod.status?.phase !== 'Running') return `its Pod is ${pod.metadata?.deletionTimestamp ? 'being deleted' : (pod.status?.phase ?? 'unknown')}`;
-    const main = pod.status?.containerStatuses?.find((c) => c.name === pool.ctx.profile.mainContainer);
-    if ((main?.restartCount ?? 0) !== Number(row.metadata[META.restartCount] ?? '0')) return 'its main container restarted';
-    return null;
-  }
-
   /** A claim a crash cut short: the session's when its runtime row records the Pod, else deleted. */
   async #settleClaimed(row: PoolMemberRow): Promise<void> {
     const runtime = row.sessionId === null ? null : await this.#store.getRuntime(row.sessionId);
@@ -200,10 +219,20 @@ export class WarmPools {
     await this.#retire(row, 'a claim was cut short before the session recorded it');
   }
 
-  async #retire(row: PoolMemberRow, why: string): Promise<void> {
+  /** Removes a member; false when a launch took it first (or a delete failed: its row stays for the next pass). */
+  async #retire(row: PoolMemberRow, why: string): Promise<boolean> {
     // a ready member is first made unclaimable: a launch that took it meanwhile keeps it
-    if (row.state === 'ready' && (await this.#store.updatePoolMember(row.id, { state: 'creating' }, { state: 'ready' })) === null) return;
+    if (row.state === 'ready' && (await this.#store.updatePoolMember(row.id, { state: 'creating' }, { state: 'ready' })) === null) return false;
     this.#log.info({ profile: row.profile, member: row.id, why }, 'warm pool: removing a member');
-    await retireMember({ env: this.#env, store: this.#store }, row.id, rowTargets(row.metadata));
+    return retireMember({ env: this.#env, store: this.#store }, row.id, rowTargets(row.metadata));
   }
+}
+
+/** Why a ready member can no longer be handed out (its Pod as listed), or null. */
+function podTrouble(pool: ProfilePool, row: PoolMemberRow, pod: V1Pod | undefined): string | null {
+  if (pod === undefined || pod.metadata?.uid !== row.metadata[META.podUid]) return 'its Pod is gone';
+  if (pod.metadata?.deletionTimestamp || pod.status?.phase !== 'Running') return `its Pod is ${pod.metadata?.deletionTimestamp ? 'being deleted' : (pod.status?.phase ?? 'unknown')}`;
+  const main = pod.status?.containerStatuses?.find((c) => c.name === pool.ctx.profile.mainContainer);
+  if ((main?.restartCount ?? 0) !== Number(row.metadata[META.restartCount] ?? '0')) return 'its main container restarted';
+  return null;
 }
