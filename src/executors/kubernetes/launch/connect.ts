@@ -109,12 +109,35 @@ async function openInstance(t: AgentctlTarget, control: ControlClient, info: { i
   }
 }
 
-/** Fresh agentctl (just started with `nonce`): health, handshake, instance. */
-export async function connectFresh(t: AgentctlTarget, nonce: string, opts: { failure?: Promise<never>; timeoutMs: number }): Promise<Connected> {
-  const { forward, control } = await controlForward(t);
+/** A control forward opened ahead of its use, and whether agentctl answered through it. */
+export interface EarlyControl {
+  forward: PortForwardSession;
+  control: ControlClient;
+}
+
+/**
+ * Opens the control forward and asks agentctl's health through it now, so that the WebSocket the
+ * forward carries it on is up by the time the handshake needs it (the claim of a warm pool member
+ * does this while it relabels the member's objects). Null when it failed (the connect opens its own).
+ */
+export async function earlyControl(t: Pick<AgentctlTarget, 'forward' | 'fetch' | 'namespace' | 'pod' | 'signal'>): Promise<EarlyControl | null> {
+  let opened: EarlyControl | null = null;
+  try {
+    opened = await controlForward(t as AgentctlTarget);
+    await opened.control.health({ timeoutMs: HEALTH_PROBE_MS, ...(t.signal ? { signal: t.signal } : {}) });
+    return opened;
+  } catch {
+    await opened?.forward.close();
+    return null;
+  }
+}
+
+/** Fresh agentctl (just started with `nonce`): health, handshake, instance. `early`: a control forward already open and answered. */
+export async function connectFresh(t: AgentctlTarget, nonce: string, opts: { failure?: Promise<never>; timeoutMs: number; early?: EarlyControl | null }): Promise<Connected> {
+  const { forward, control } = opts.early ?? (await controlForward(t));
   const forwards = [forward];
   try {
-    await waitControlHealthy(localUrl(forward), t.fetch, { ...opts, ...(t.signal ? { signal: t.signal } : {}) });
+    if (!opts.early) await waitControlHealthy(localUrl(forward), t.fetch, { ...opts, ...(t.signal ? { signal: t.signal } : {}) });
     const token = await control.handshake(nonce, { ...(t.signal ? { signal: t.signal } : {}) });
     const inst = await attachInstance(t, control);
     forwards.push(inst.forward);

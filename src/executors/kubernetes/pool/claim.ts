@@ -18,7 +18,7 @@ import { deleteEach } from '../cleanup.js';
 import { claimPreparePlans, bootstrapUpload, ownershipLabels, prepareScript, refreshScript, shQuote } from '../compose/index.js';
 import { CHECKPOINT, META, PATH, STAGE } from '../constants.js';
 import { localRepositoryBundle, POD_LIMIT_GRACE_SECONDS, repositorySource, runBootstrap } from '../launch/bootstrap.js';
-import { connectFresh, type Connected } from '../launch/connect.js';
+import { connectFresh, earlyControl, type Connected, type EarlyControl } from '../launch/connect.js';
 import type { KubeLaunchState } from '../launch/context.js';
 import { buildInstance, instanceEnv } from '../launch/instance.js';
 import type { AgentctlFlavor } from '../metadata.js';
@@ -67,16 +67,19 @@ export async function claimLaunch(p: PoolContext, l: KubeLaunchState): Promise<E
   for (let i = 0; i < MAX_TRIES; i++) {
     const row = await p.store.claimPoolMember({ executor: p.env.executorName, profile: p.profileName, profileHash: memberHash(l.meta.profileHash, p.repository), sessionId: l.identity.sessionId });
     if (row === null) return { miss: i === 0 ? await emptyReason(p, l) : why };
+    // the forward to its agentctl comes up while the member is checked and relabelled (nothing is traded yet)
+    const early = earlyControl(connectTarget(l, row.metadata[META.podName] ?? ''));
     let member: Member;
     try {
       member = await l.stage(POOL_CLAIM_STAGE, () => takeMember(p, l, row.id, row.metadata, row.secretRefs[MEMBER_NONCE]));
     } catch (err) {
+      void early.then((e) => e?.forward.close());
       why = `pool member ${row.id} failed its check (${errorMessage(err)})`;
       p.env.log.warn({ member: row.id, session: l.identity.sessionId, err: errorMessage(err) }, 'pool member not handed out');
       await retireMember(p, row.id, rowTargets(row.metadata));
       continue;
     }
-    const served = await serve(p, l, member);
+    const served = await serve(p, l, member, await early);
     if (!('miss' in served)) return served;
     why = served.miss;
   }
@@ -142,11 +145,11 @@ async function takeMember(p: PoolContext, l: KubeLaunchState, id: string, meta: 
  * meanwhile. A failure deletes the member's objects (the session's own by now) and the launch goes
  * cold; should that delete fail, the launch fails instead (its rollback deletes them by UID).
  */
-async function serve(p: PoolContext, l: KubeLaunchState, m: Member): Promise<ExecutorInstance | PoolMiss> {
+async function serve(p: PoolContext, l: KubeLaunchState, m: Member, early: EarlyControl | null): Promise<ExecutorInstance | PoolMiss> {
   let connected: Connected | null = null;
   try {
     const connecting = l.stage(STAGE.agentctlConnect, async () => {
-      connected = await connectFresh(connectTarget(l, m.podName), m.nonce, { timeoutMs: CLAIM_CONNECT_TIMEOUT_MS });
+      connected = await connectFresh(connectTarget(l, m.podName), m.nonce, { timeoutMs: CLAIM_CONNECT_TIMEOUT_MS, early });
       l.meta = { ...l.meta, remotePort: connected.instancePort };
       await l.checkpoint(CHECKPOINT.agentctlConnected);
       return connected;
