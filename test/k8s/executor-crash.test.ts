@@ -8,7 +8,6 @@
  * namespace, as the executor's ServiceAccount.
  * @module
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,14 +30,13 @@ import {
   waitForOutput,
   writeClusterConfig,
 } from './support/berth.js';
+import { crashChild } from './support/crash-child.js';
 import { clusterEnv } from './support/env.js';
 import { loadKubeConfig } from './support/kube.js';
 import { createTestNamespace, type TestNamespace } from './support/namespace.js';
 import { createExecutorServiceAccount, type ServiceAccountAccess } from './support/service-account.js';
 
 const env = clusterEnv();
-const CHILD = join(ROOT, 'test/k8s/fixtures/executor-crash-child.ts');
-const CHILD_TIMEOUT_MS = 240_000;
 /** Points run side by side, each its own session and controller (2 cores: ~4 at a time). */
 const CONCURRENCY = 4;
 const POINT_TIMEOUT_MS = 900_000;
@@ -94,33 +92,6 @@ function limiter(n: number): <T>(fn: () => Promise<T>) => Promise<T> {
   };
 }
 const limit = limiter(CONCURRENCY);
-
-interface ChildResult {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the controller in a child process that kills itself (exit 137) right after `checkpoint`. */
-function crashChild(extra: Record<string, string>, checkpoint: string): Promise<ChildResult> {
-  return new Promise((resolveChild, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD], {
-      cwd: ROOT,
-      env: { ...process.env, ...extra, BERTH_TEST_HOOKS: '1', BERTH_TEST_CRASH_AT: checkpoint },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_TIMEOUT_MS);
-    child.on('error', reject);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolveChild({ status, stdout, stderr });
-    });
-  });
-}
 
 async function inventory(dataDir: string): Promise<{ sessions: string[]; row: RuntimeRecord | null; rows: number; secrets: string[] }> {
   const store = InventoryStore.open({ dataDir });

@@ -8,7 +8,6 @@
  * and the pool refills. Size 0 then leaves nothing labelled by Berth.
  * @module
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findInstallRoot, loadConfig } from '../../src/config/index.js';
 import { createController, type Controller } from '../../src/controller/index.js';
 import { ensureArtifacts, imageTemplate, labelledLeftovers, ROOT, writeClusterConfig, type BerthOnClusterOptions } from './support/berth.js';
+import { crashChild } from './support/crash-child.js';
 import { clusterEnv } from './support/env.js';
 import { createTestRepo, type TestRepo } from './support/git.js';
 import { loadKubeConfig } from './support/kube.js';
@@ -26,32 +26,12 @@ import { createExecutorServiceAccount, type ServiceAccountAccess } from './suppo
 import { waitFor } from './support/wait.js';
 
 const env = clusterEnv();
-const CHILD = join(ROOT, 'test/k8s/fixtures/executor-crash-child.ts');
 const POINTS = ['before:pool_claimed', 'pool_claimed', 'agentctl_connected'];
 
 interface MemberRow {
   id: string;
   state: string;
   metadata: string;
-}
-
-function crashChild(dataDir: string, repoUrl: string, point: string): Promise<{ status: number | null; out: string }> {
-  return new Promise((resolveChild, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD], {
-      cwd: ROOT,
-      env: { ...process.env, CHILD_DATA_DIR: dataDir, CHILD_REPO_URL: repoUrl, BERTH_TEST_HOOKS: '1', BERTH_TEST_CRASH_AT: point },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 240_000);
-    child.on('error', reject);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolveChild({ status, out });
-    });
-  });
 }
 
 describe('warm pool: kill -9 of the controller during a claim, then recover', () => {
@@ -133,8 +113,8 @@ describe('warm pool: kill -9 of the controller during a claim, then recover', ()
       const member = await readyMember(dataDir);
       await closeController(warmup);
 
-      const child = await crashChild(dataDir, repo.url, point);
-      expect(child.status, `the child must die at ${point}: ${child.out.slice(-800)}`).toBe(137);
+      const child = await crashChild({ CHILD_DATA_DIR: dataDir, CHILD_REPO_URL: repo.url }, point);
+      expect(child.status, `the child must die at ${point}: ${child.stdout.slice(-300)} ${child.stderr.slice(-800)}`).toBe(137);
       const [id] = sessions(dataDir);
       expect(id).toBeDefined();
       const memberPod = (JSON.parse(member.metadata) as Record<string, string>).kubernetes_pod_uid;
