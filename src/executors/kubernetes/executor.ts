@@ -231,15 +231,14 @@ export class KubernetesExecutor implements Executor {
       reportDiagnostic(req, POOL_DIAGNOSTIC.cold, `cold launch: the pool of profile ${pool.profileName} keeps clones of ${pool.repository.url}, and this launch asks for ${asked}`);
       return freshLaunch(l);
     }
+    const pools = this.#pools as WarmPools;
     let claimed: Awaited<ReturnType<typeof claimLaunch>>;
     try {
-      claimed = await claimLaunch(pool, l);
+      claimed = await pools.claiming(() => claimLaunch(pool, l));
     } catch (err) {
       // a failure the session's own (its repository's): what it holds of the member goes, as a cold launch's would
       await l.recordFailure(err, 'Berth deletes the pool member this launch claimed.');
       throw await rollback(l, err);
-    } finally {
-      this.#pools?.kick();
     }
     if (!('miss' in claimed)) {
       reportDiagnostic(req, POOL_DIAGNOSTIC.warm, `warm launch: a ready Pod of profile ${pool.profileName}'s pool was claimed`);

@@ -54,6 +54,8 @@ export class WarmPools {
   #running: Promise<void> | null = null;
   #again = false;
   #first = true;
+  /** Launches claiming right now: the refill waits for them (making a member takes the CPU a claim needs). */
+  #claiming = 0;
 
   constructor(env: KubeLaunchEnv, store: PoolStore, namespace: string, targets: readonly PoolTarget[]) {
     this.#env = env;
@@ -77,6 +79,17 @@ export class WarmPools {
 
   start(): void {
     this.kick();
+  }
+
+  /** Runs a launch's claim; no member is started meanwhile, and the refill runs once no claim is left. */
+  async claiming<T>(claim: () => Promise<T>): Promise<T> {
+    this.#claiming++;
+    try {
+      return await claim();
+    } finally {
+      this.#claiming--;
+      if (this.#claiming === 0) this.kick();
+    }
   }
 
   /** Runs a reconcile soon (after a claim, a member made or failed); one at a time. */
@@ -157,6 +170,7 @@ export class WarmPools {
   }
 
   #refill(pool: ProfilePool, ready: number): void {
+    if (this.#claiming > 0) return;
     const wanted = pool.size - ready - pool.making.size;
     if (wanted <= 0 || Date.now() < pool.notBefore) return;
     for (let i = 0; i < Math.min(wanted, MAX_PARALLEL - pool.making.size); i++) this.#make(pool);
