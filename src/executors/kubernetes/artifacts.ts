@@ -84,6 +84,22 @@ export class AgentctlArtifacts {
     this.#paths = paths;
   }
 
+  /**
+   * Which agentctl build this is (size and mtime of the bundle and the SEA binary): a warm pool
+   * replaces members made with another (an upgraded controller never hands out an old agentctl).
+   */
+  build(): string {
+    const of = (file: string): string => {
+      try {
+        const st = statSync(file);
+        return `${st.size}@${st.mtimeMs}`;
+      } catch {
+        return '-';
+      }
+    };
+    return `${of(this.#paths.bundle)}/${of(this.#paths.sea)}`;
+  }
+
   delivery(flavor: AgentctlFlavor, platform: string, runtime: ImageRuntime = { nodeVersion: null, arch: null }): AgentctlDelivery {
     const file = flavor === 'bundle' ? this.#paths.bundle : this.#paths.sea;
     if (!existsSync(file)) {

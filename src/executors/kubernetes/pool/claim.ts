@@ -65,7 +65,7 @@ interface Member {
 export async function claimLaunch(p: PoolContext, l: KubeLaunchState): Promise<ExecutorInstance | PoolMiss> {
   let why = 'the pool has no ready member';
   for (let i = 0; i < MAX_TRIES; i++) {
-    const row = await p.store.claimPoolMember({ executor: p.env.executorName, profile: p.profileName, profileHash: memberHash(l.meta.profileHash, p.repository), sessionId: l.identity.sessionId });
+    const row = await p.store.claimPoolMember({ executor: p.env.executorName, profile: p.profileName, profileHash: memberHash(p, l.meta.profileHash), sessionId: l.identity.sessionId });
     if (row === null) return { miss: i === 0 ? await emptyReason(p, l) : why };
     // the forward to its agentctl comes up while the member is checked and relabelled (nothing is traded yet)
     const early = earlyControl(connectTarget(l, row.metadata[META.podName] ?? ''));
@@ -89,7 +89,7 @@ export async function claimLaunch(p: PoolContext, l: KubeLaunchState): Promise<E
 /** Why no member was ready: none made yet, or none of this profile version. */
 async function emptyReason(p: PoolContext, l: KubeLaunchState): Promise<string> {
   const rows = await p.store.listPoolMembers({ executor: p.env.executorName, profile: p.profileName });
-  if (rows.some((r) => r.state === 'ready' && r.profileHash !== memberHash(l.meta.profileHash, p.repository))) return 'the pool holds members of an earlier version of the profile only (they are being replaced)';
+  if (rows.some((r) => r.state === 'ready' && r.profileHash !== memberHash(p, l.meta.profileHash))) return 'the pool holds members of an earlier version of the profile (or of Berth) only: they are being replaced';
   if (rows.some((r) => r.state === 'creating')) return 'the pool is empty (members are being made)';
   return 'the pool is empty';
 }

@@ -19,14 +19,16 @@ export interface PoolContext {
   namespace: string;
   /** The repository members keep a clone of; null: none. */
   repository: PoolRepository | null;
+  /** The agentctl build members are made with (AgentctlArtifacts.build). */
+  agentctl: string;
 }
 
 /**
- * What a member is made of, as its row records it: the profile's hash, and with a repository pool
- * the repository and branch too (a claim asks for the current one: a changed pool repository
- * replaces the members, as a changed profile does).
+ * What a member is made of, as its row records it: the profile's hash, the agentctl build, and with
+ * a repository pool the repository and branch (a claim asks for the current one: a changed pool
+ * repository or an upgraded controller replaces the members, as a changed profile does).
  */
-export function memberHash(profileHash: string, repository: PoolRepository | null): string {
-  if (repository === null) return profileHash;
-  return createHash('sha256').update(JSON.stringify([profileHash, repository.url, repository.branch])).digest('hex');
+export function memberHash(p: Pick<PoolContext, 'repository' | 'agentctl'>, profileHash: string): string {
+  const repo = p.repository === null ? null : [p.repository.url, p.repository.branch];
+  return createHash('sha256').update(JSON.stringify([profileHash, p.agentctl, repo])).digest('hex');
 }

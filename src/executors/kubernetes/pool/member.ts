@@ -50,7 +50,7 @@ async function makeMember(p: PoolContext, signal: AbortSignal): Promise<string> 
     id,
     executor: identity.executor,
     profile: p.profileName,
-    profileHash: memberHash(profileHash(p.profile), p.repository),
+    profileHash: memberHash(p, profileHash(p.profile)),
     metadata: encodeKubernetesMetadata(meta, 'pool_creating'),
     secretRefs: { [MEMBER_NONCE]: `${id}-nonce` },
   });

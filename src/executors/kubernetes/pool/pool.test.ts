@@ -96,7 +96,7 @@ describe('warm pool (fakes)', () => {
     store.rows.get(member!.id)!.profileHash = 'older';
     const diagnostics: string[] = [];
     const instance = await h.executor.createInstance({ ...h.request(), onDiagnostic: (reason, message) => diagnostics.push(`${reason}: ${message}`) });
-    expect(diagnostics).toEqual([expect.stringMatching(/ColdLaunch: cold launch: the pool holds members of an earlier version/)]);
+    expect(diagnostics).toEqual([expect.stringMatching(/ColdLaunch: cold launch: the pool holds members of an earlier version of the profile \(or of Berth\) only/)]);
     expect(instance.metadata[META.podName]).not.toBe(member!.metadata[META.podName]);
     await instance.close();
   });

@@ -61,13 +61,14 @@ export class WarmPools {
     this.#env = env;
     this.#store = store;
     this.#log = env.log;
+    const agentctl = env.artifacts.build();
     for (const t of targets) {
       const name = t.snapshot.profile;
       const snapshot = t.snapshot.settings[PROFILE_SETTING];
       if (name === null || snapshot === undefined) continue;
       const profile = decodeProfileSnapshot(snapshot);
-      const ctx: PoolContext = { env, store, profileName: name, profile, settings: t.snapshot.settings, namespace, repository: t.repository };
-      this.#pools.set(name, { ctx, size: t.size, maxAgeMs: t.maxAgeMs, hash: memberHash(profileHash(profile), t.repository), making: new Set(), failures: 0, notBefore: 0, fetched: new Map() });
+      const ctx: PoolContext = { env, store, profileName: name, profile, settings: t.snapshot.settings, namespace, repository: t.repository, agentctl };
+      this.#pools.set(name, { ctx, size: t.size, maxAgeMs: t.maxAgeMs, hash: memberHash(ctx, profileHash(profile)), making: new Set(), failures: 0, notBefore: 0, fetched: new Map() });
     }
   }
 
@@ -153,7 +154,7 @@ export class WarmPools {
     for (const id of pool.fetched.keys()) if (!rows.some((r) => r.id === id && r.state === 'ready')) pool.fetched.delete(id);
     const kept: PoolMemberRow[] = [];
     for (const row of rows.filter((r) => r.state === 'ready')) {
-      const stale = row.profileHash !== pool.hash ? 'it was made from an earlier version of the profile' : Date.now() - Date.parse(row.createdAt) > pool.maxAgeMs ? 'it reached max_age' : null;
+      const stale = row.profileHash !== pool.hash ? 'it was made from an earlier version of the profile or by another agentctl build' : Date.now() - Date.parse(row.createdAt) > pool.maxAgeMs ? 'it reached max_age' : null;
       const gone = stale ?? (kept.length >= pool.size ? 'the pool is larger than its size' : null);
       if (gone !== null) await this.#retire(row, gone);
       else kept.push(row);
