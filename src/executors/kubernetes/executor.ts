@@ -20,6 +20,7 @@ import { httpFetch } from '../../shared/http-fetch.js';
 import { createKubeClient, kubePorts, type KubePorts } from './kube/index.js';
 import { defaultRandom, initialMetadata, KubeLaunchState, type KubeLaunchEnv } from './launch/context.js';
 import { claimLaunch, POOL_DIAGNOSTIC, reportDiagnostic } from './pool/claim.js';
+import type { PoolContext } from './pool/context.js';
 import { WarmPools } from './pool/pool.js';
 import type { PoolStore, PoolTarget } from '../pool.js';
 import { freshLaunch, rollback } from './launch/fresh.js';
@@ -224,17 +225,23 @@ export class KubernetesExecutor implements Executor {
   async #fresh(req: CreateInstanceRequest, profile: KubernetesProfile): Promise<ExecutorInstance> {
     const meta = this.#freshMeta(req, profile);
     const l = this.#state(req, profile, meta);
-    const pool = this.#pools?.context(req.profile.profile);
-    if (pool === undefined) return freshLaunch(l);
+    const pools = this.#pools;
+    const pool = pools?.context(req.profile.profile);
+    if (pools === null || pool === undefined) return freshLaunch(l);
+    return pools.launching(() => this.#pooled(pool, l, meta));
+  }
+
+  /** A launch of a pooled profile: the claim, else (a miss) a cold launch that says why. */
+  async #pooled(pool: PoolContext, l: KubeLaunchState, meta: KubernetesMetadata): Promise<ExecutorInstance> {
+    const { req } = l;
     if (pool.repository !== null && req.repository.url !== pool.repository.url) {
       const asked = req.repository.url ?? (req.repository.path !== undefined ? 'a local path' : 'no repository');
       reportDiagnostic(req, POOL_DIAGNOSTIC.cold, `cold launch: the pool of profile ${pool.profileName} keeps clones of ${pool.repository.url}, and this launch asks for ${asked}`);
       return freshLaunch(l);
     }
-    const pools = this.#pools as WarmPools;
     let claimed: Awaited<ReturnType<typeof claimLaunch>>;
     try {
-      claimed = await pools.claiming(() => claimLaunch(pool, l));
+      claimed = await claimLaunch(pool, l);
     } catch (err) {
       // a failure the session's own (its repository's): what it holds of the member goes, as a cold launch's would
       await l.recordFailure(err, 'Berth deletes the pool member this launch claimed.');
@@ -245,7 +252,7 @@ export class KubernetesExecutor implements Executor {
       return claimed;
     }
     reportDiagnostic(req, POOL_DIAGNOSTIC.cold, `cold launch: ${claimed.miss}`);
-    return freshLaunch(this.#state(req, profile, { ...meta }));
+    return freshLaunch(this.#state(req, l.profile, { ...meta }));
   }
 
   #launchEnv(): KubeLaunchEnv {

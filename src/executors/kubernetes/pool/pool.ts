@@ -30,6 +30,8 @@ const BACKOFF_MAX_MS = 60_000;
  * cut short without a restart (a store write whose answer was lost, retried as a second claim).
  */
 const STUCK_CLAIM_MS = 120_000;
+/** How long after the last launch of a burst the refill starts. */
+const REFILL_AFTER_LAUNCH_MS = 500;
 
 interface ProfilePool {
   ctx: PoolContext;
@@ -54,8 +56,8 @@ export class WarmPools {
   #running: Promise<void> | null = null;
   #again = false;
   #first = true;
-  /** Launches claiming right now: the refill waits for them (making a member takes the CPU a claim needs). */
-  #claiming = 0;
+  /** Launches of a pooled profile running now, warm or cold: the refill waits for them (making a member takes the CPU and API calls a launch needs). */
+  #launching = 0;
 
   constructor(env: KubeLaunchEnv, store: PoolStore, namespace: string, targets: readonly PoolTarget[]) {
     this.#env = env;
@@ -82,14 +84,18 @@ export class WarmPools {
     this.kick();
   }
 
-  /** Runs a launch's claim; no member is started meanwhile, and the refill runs once no claim is left. */
-  async claiming<T>(claim: () => Promise<T>): Promise<T> {
-    this.#claiming++;
+  /**
+   * Runs a launch of a pooled profile (its claim, or the cold launch after a miss); no member is
+   * started meanwhile, and the refill runs a moment after the last launch ended (the next of a
+   * burst usually follows at once).
+   */
+  async launching<T>(launch: () => Promise<T>): Promise<T> {
+    this.#launching++;
     try {
-      return await claim();
+      return await launch();
     } finally {
-      this.#claiming--;
-      if (this.#claiming === 0) this.kick();
+      this.#launching--;
+      if (this.#launching === 0 && !this.#stop.signal.aborted) setTimeout(() => this.#launching === 0 && this.kick(), REFILL_AFTER_LAUNCH_MS).unref();
     }
   }
 
@@ -171,7 +177,7 @@ export class WarmPools {
   }
 
   #refill(pool: ProfilePool, ready: number): void {
-    if (this.#claiming > 0) return;
+    if (this.#launching > 0) return;
     const wanted = pool.size - ready - pool.making.size;
     if (wanted <= 0 || Date.now() < pool.notBefore) return;
     for (let i = 0; i < Math.min(wanted, MAX_PARALLEL - pool.making.size); i++) this.#make(pool);
