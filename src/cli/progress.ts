@@ -11,6 +11,8 @@ export type LaunchOutcome = { kind: 'ready' } | { kind: 'failed'; stage: string 
 
 /** Diagnostics that inform (a warm or cold launch of a pooled profile) rather than warn. */
 const INFO_DIAGNOSTICS = new Set(['WarmLaunch', 'ColdLaunch']);
+/** The instant stage that records the same on the session (for status and the dashboard): the diagnostic line says it here. */
+const SILENT_STAGES = new Set(['pool']);
 
 export class LaunchProgress {
   /**
@@ -53,7 +55,7 @@ export class LaunchProgress {
 
   #stage(s: StageRecord): void {
     const run = `${s.name}|${s.startedAt}`;
-    if (this.#ended.has(run)) return;
+    if (this.#ended.has(run) || SILENT_STAGES.has(s.name)) return;
     const detail = stageDetail(s);
     const key = `${run}|${s.status}|${s.status === 'waiting' ? detail : ''}`;
     if (this.#printed.has(key)) return;

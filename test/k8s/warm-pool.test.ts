@@ -100,6 +100,9 @@ describe('warm pool on the cluster', () => {
     await readyMembers(2);
     const launched = await Promise.all([1, 2, 3].map((i) => launchReady(c, { repository: { url: repo.url }, executor: 'warm', env: FAST_AGENT_ENV, name: `burst-${i}` })));
     expect(launched.filter(warm)).toHaveLength(2);
+    // each says which way it went, and the cold one why (berth status and the dashboard show the stage)
+    for (const v of launched.filter(warm)) expect(v.stages.find((s) => s.name === 'pool')).toMatchObject({ status: 'succeeded', reason: 'Warm' });
+    expect(launched.find((v) => !warm(v))?.stages.find((s) => s.name === 'pool')).toMatchObject({ status: 'succeeded', reason: 'Cold', message: expect.stringMatching(/^the pool is empty/) });
     const uids = await Promise.all(launched.map(async (v) => (await podsOf(v.id)).map((p) => p.metadata?.uid)));
     expect(new Set(uids.flat()).size).toBe(3);
     for (const v of launched) expect((await execText(c, v.id, ['cat', 'README.md'])).stdout).toBe('# warm\n');

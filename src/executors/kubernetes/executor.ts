@@ -19,7 +19,7 @@ import type { FetchLike } from '../../agentctl-client/index.js';
 import { httpFetch } from '../../shared/http-fetch.js';
 import { createKubeClient, kubePorts, type KubePorts } from './kube/index.js';
 import { defaultRandom, initialMetadata, KubeLaunchState, type KubeLaunchEnv } from './launch/context.js';
-import { claimLaunch, POOL_DIAGNOSTIC, reportDiagnostic } from './pool/claim.js';
+import { claimLaunch, reportPoolOutcome } from './pool/claim.js';
 import type { PoolContext } from './pool/context.js';
 import { WarmPools } from './pool/pool.js';
 import type { PoolStore, PoolTarget } from '../pool.js';
@@ -236,7 +236,7 @@ export class KubernetesExecutor implements Executor {
     const { req } = l;
     if (pool.repository !== null && req.repository.url !== pool.repository.url) {
       const asked = req.repository.url ?? (req.repository.path !== undefined ? 'a local path' : 'no repository');
-      reportDiagnostic(req, POOL_DIAGNOSTIC.cold, `cold launch: the pool of profile ${pool.profileName} keeps clones of ${pool.repository.url}, and this launch asks for ${asked}`);
+      reportPoolOutcome(l, 'cold', `the pool of profile ${pool.profileName} keeps clones of ${pool.repository.url}, and this launch asks for ${asked}`);
       return freshLaunch(l);
     }
     let claimed: Awaited<ReturnType<typeof claimLaunch>>;
@@ -248,11 +248,12 @@ export class KubernetesExecutor implements Executor {
       throw await rollback(l, err);
     }
     if (!('miss' in claimed)) {
-      reportDiagnostic(req, POOL_DIAGNOSTIC.warm, `warm launch: a ready Pod of profile ${pool.profileName}'s pool was claimed`);
+      reportPoolOutcome(l, 'warm', `a ready Pod of profile ${pool.profileName}'s pool was claimed (${l.meta.podName})`);
       return claimed;
     }
-    reportDiagnostic(req, POOL_DIAGNOSTIC.cold, `cold launch: ${claimed.miss}`);
-    return freshLaunch(this.#state(req, l.profile, { ...meta }));
+    const cold = this.#state(req, l.profile, { ...meta });
+    reportPoolOutcome(cold, 'cold', claimed.miss);
+    return freshLaunch(cold);
   }
 
   #launchEnv(): KubeLaunchEnv {

@@ -33,12 +33,23 @@ const CLAIM_CONNECT_TIMEOUT_MS = 10_000;
 const MAX_TRIES = 3;
 
 /** The diagnostics a launch of a pooled profile reports: which way it went, and why when cold. */
-export const POOL_DIAGNOSTIC = { warm: 'WarmLaunch', cold: 'ColdLaunch' } as const;
+const POOL_DIAGNOSTIC = { warm: 'WarmLaunch', cold: 'ColdLaunch' } as const;
+/**
+ * The instant stage that records it on the session (`berth status`, the dashboard): `pool`, reason
+ * `Warm` or `Cold`, the message saying why.
+ */
+const POOL_STAGE = 'pool';
 
-/** Reports a diagnostic (a listener that throws is ignored: it must not fail the launch). */
-export function reportDiagnostic(req: { onDiagnostic?: (reason: string, message: string) => void }, reason: string, message: string): void {
+/**
+ * Says which way a launch of a pooled profile went, and why: the `pool` stage (kept with the
+ * session's stages: `Warm` / `Cold` and `why`) and a diagnostic `<kind> launch: <why>` (printed by
+ * `berth launch`, counted in the metrics). Never throws.
+ */
+export function reportPoolOutcome(l: KubeLaunchState, kind: 'warm' | 'cold', why: string): void {
+  l.report({ stage: POOL_STAGE, status: 'running' });
+  l.report({ stage: POOL_STAGE, status: 'succeeded', reason: kind === 'warm' ? 'Warm' : 'Cold', message: why });
   try {
-    req.onDiagnostic?.(reason, message);
+    l.req.onDiagnostic?.(POOL_DIAGNOSTIC[kind], `${kind} launch: ${why}`);
   } catch {
     // see CreateInstanceRequest.onDiagnostic
   }

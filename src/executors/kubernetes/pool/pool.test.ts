@@ -59,7 +59,8 @@ describe('warm pool (fakes)', () => {
     const req = h.request();
     instance = await h.executor.createInstance({ ...req, onDiagnostic: (reason, message) => diagnostics.push(`${reason}: ${message}`) });
     expect(diagnostics).toEqual([expect.stringMatching(/^WarmLaunch: warm launch/)]);
-    expect(h.stageTrail).toEqual(['pool_claim:running', 'pool_claim:succeeded', 'agentctl_connect:running', 'bootstrap:running', expect.any(String), expect.any(String)]);
+    expect(h.stageTrail).toEqual(['pool_claim:running', 'pool_claim:succeeded', 'agentctl_connect:running', 'bootstrap:running', expect.any(String), expect.any(String), 'pool:running', 'pool:succeeded']);
+    expect(h.recorded.stages.at(-1), 'the session keeps which way it went').toMatchObject({ stage: 'pool', status: 'succeeded', reason: 'Warm', message: expect.stringMatching(/^a ready Pod of profile k8s's pool was claimed \(berth-[0-9a-f]{16}\)$/) });
     expect(h.states).toEqual([CHECKPOINT.poolClaimed, 'agentctl_connected']);
     expect(instance.metadata[META.podName]).toBe(member!.metadata[META.podName]);
     expect(instance.metadata[META.podUid]).toBe(member!.metadata[META.podUid]);
@@ -85,6 +86,7 @@ describe('warm pool (fakes)', () => {
     const diagnostics: string[] = [];
     const instance = await h.executor.createInstance({ ...h.request(), onDiagnostic: (reason, message) => diagnostics.push(`${reason}: ${message}`) });
     expect(diagnostics).toEqual([expect.stringMatching(/^ColdLaunch: cold launch: pool member pool-\w+ failed its check \(pool_claim: its Pod .* is gone\)/)]);
+    expect(h.recorded.stages.find((e) => e.stage === 'pool' && e.status === 'succeeded'), 'recorded with the session too').toMatchObject({ reason: 'Cold', message: expect.stringMatching(/^pool member pool-\w+ failed its check/) });
     expect(instance.metadata[META.podName]).not.toBe(member!.metadata[META.podName]);
     expect(await store.getPoolMember(member!.id), 'the dead member is removed').toBeNull();
     await instance.close();
