@@ -1,9 +1,11 @@
 /**
  * One instance's HTTP server on its own loopback port. Every request and every WebSocket upgrade
- * must carry the bearer token and this instance's id in X-Instance-ID.
+ * must carry the bearer token and this instance's id in X-Instance-ID. The control server hands it
+ * the requests and upgrades that name this instance too ({@link InstanceServer.handle}), so the same
+ * API is reachable through the control port.
  * @module
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -22,6 +24,7 @@ import { streamProcess } from './processes/stream.js';
 
 export class InstanceServer {
   readonly #server: Server;
+  readonly #listener: RequestListener;
   readonly #wss = new WebSocketServer({ noServer: true, maxPayload: MAX_STREAM_FRAME_BYTES });
   readonly #streamRouter = new Router<true>().add('GET', instanceRoutes.processStream(':id'), true);
 
@@ -31,8 +34,9 @@ export class InstanceServer {
     log: Logger,
   ) {
     const authenticate = (req: IncomingMessage): void => auth.verifyInstance(req, ctx.id);
-    this.#server = outlastClients(createServer(createRequestListener(instanceRouter(ctx), authenticate, log)));
-    this.#server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.#upgrade(req, socket, head));
+    this.#listener = createRequestListener(instanceRouter(ctx), authenticate, log);
+    this.#server = outlastClients(createServer(this.#listener));
+    this.#server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
     this.#server.on('clientError', (_err, socket) => socket.destroy());
   }
 
@@ -42,12 +46,18 @@ export class InstanceServer {
     return (this.#server.address() as AddressInfo).port;
   }
 
+  /** Serves a request that reached another server (the control port) for this instance. */
+  handle(req: IncomingMessage, res: ServerResponse): void {
+    void this.#listener(req, res);
+  }
+
   close(): Promise<void> {
     for (const client of this.#wss.clients) client.terminate();
     return closeServer(this.#server);
   }
 
-  #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  /** A WebSocket upgrade for this instance, on its own port or handed over by the control server. */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => undefined);
     let id: string;
     let from: number;

@@ -48,6 +48,12 @@ export class InstanceManager {
     return instance.info;
   }
 
+  /** The server of a running instance, for a request that names it on the control port; undefined when there is none. */
+  server(id: string): InstanceServer | undefined {
+    const instance = this.#instances.get(id);
+    return instance?.info.status === 'running' ? instance.server : undefined;
+  }
+
   /** Creates an instance, or returns the existing one for the same id and workspace (`created: false`). */
   create(request: CreateRequest): Promise<{ created: boolean; info: InstanceInfo }> {
     return this.#lock.run(request.id, async () => {

@@ -7,7 +7,21 @@ import { z } from 'zod';
 export const HealthResponseSchema = z.object({
   status: z.literal('ok'),
   version: z.string(),
+  /** What this agentctl can do beyond the base protocol ({@link AGENTCTL_FEATURES}); absent from older builds. */
+  features: z.array(z.string()).optional(),
 });
+
+/**
+ * Capabilities an agentctl announces in its control `/health`, so a newer controller can tell what a
+ * running (possibly older) agentctl serves.
+ */
+export const AGENTCTL_FEATURES = {
+  /**
+   * The control server also serves every instance's API (requests and WebSocket upgrades), chosen by
+   * the X-Instance-ID header: a client behind one port-forward reaches both without a second forward.
+   */
+  instanceApiOnControl: 'instance-api-on-control',
+} as const;
 export type HealthResponse = z.infer<typeof HealthResponseSchema>;
 
 export const HandshakeRequestSchema = z.strictObject({

@@ -2,11 +2,14 @@
  * Stage `agentctl_connect` (spec §6): a supervised port-forward to the control port, health polled
  * through it (forwards to a port nobody listens on yet fail per connection, the listener stays),
  * the nonce traded for a token, the instance created (an ambiguous create is reconciled by the
- * client), a forward to the instance port, and its health. Also the reconnect of a running Pod:
- * the recorded token first, the recorded nonce only when agentctl restarted.
+ * client), and its health. An agentctl that serves the instance API on its control port (it says so
+ * in its health) is reached through the same forward; an older one through a second forward to the
+ * instance port. Also the reconnect of a running Pod: the recorded token first, the recorded nonce
+ * only when agentctl restarted.
  * @module
  */
 import { ControlClient, isAgentctlHttpError, type FetchLike, type InstanceClient } from '../../../agentctl-client/index.js';
+import { AGENTCTL_FEATURES, type HealthResponse } from '../../../protocol/index.js';
 import { errorMessage } from '../../../shared/errors.js';
 import { LaunchError } from '../../launch-kit/index.js';
 import { AGENTCTL_PORT, PATH, STAGE } from '../constants.js';
@@ -32,7 +35,7 @@ export interface Connected {
   client: InstanceClient;
   token: string;
   instancePort: number;
-  /** The control and instance forwards; closed together by the instance's close(). */
+  /** The control forward, and the instance's when agentctl is too old to serve it on the control port; closed together by the instance's close(). */
   forwards: PortForwardSession[];
 }
 
@@ -53,7 +56,7 @@ async function controlForward(t: AgentctlTarget, token?: string): Promise<{ forw
  * between refused probes while agentctl is a few ms from listening), 25 ms apart for the first
  * second, then backing off to 250 ms.
  */
-async function waitControlHealthy(forwardUrl: string, fetch: FetchLike, opts: { signal?: AbortSignal; failure?: Promise<never>; timeoutMs: number }): Promise<void> {
+async function waitControlHealthy(forwardUrl: string, fetch: FetchLike, opts: { signal?: AbortSignal; failure?: Promise<never>; timeoutMs: number }): Promise<HealthResponse> {
   const probe = new ControlClient({ baseUrl: forwardUrl, fetch, timeoutMs: HEALTH_PROBE_MS, retry: { attempts: 1 } });
   const started = Date.now();
   const deadline = started + opts.timeoutMs;
@@ -61,8 +64,7 @@ async function waitControlHealthy(forwardUrl: string, fetch: FetchLike, opts: { 
   for (;;) {
     opts.signal?.throwIfAborted();
     try {
-      await probe.health({ timeoutMs: HEALTH_PROBE_MS, signal: AbortSignal.timeout(HEALTH_PROBE_MS + 500) });
-      return;
+      return await probe.health({ timeoutMs: HEALTH_PROBE_MS, signal: AbortSignal.timeout(HEALTH_PROBE_MS + 500) });
     } catch (err) {
       last = err;
     }
@@ -88,31 +90,45 @@ export async function awaitHealthy(t: Pick<AgentctlTarget, 'forward' | 'fetch' |
   }
 }
 
-/** Creates the instance (same id on every call) and connects its forward and client. */
-async function attachInstance(t: AgentctlTarget, control: ControlClient): Promise<{ client: InstanceClient; port: number; forward: PortForwardSession }> {
+/** The control forward when agentctl serves the instance API on it (its health says so), else null. */
+function sharedForward(health: HealthResponse, control: PortForwardSession): PortForwardSession | null {
+  return health.features?.includes(AGENTCTL_FEATURES.instanceApiOnControl) === true ? control : null;
+}
+
+interface OpenedInstance {
+  client: InstanceClient;
+  port: number;
+  /** A forward of the instance's own, when it could not share the control one. */
+  forward: PortForwardSession | null;
+}
+
+/** Creates the instance (same id on every call) and connects its client. */
+async function attachInstance(t: AgentctlTarget, control: ControlClient, shared: PortForwardSession | null): Promise<OpenedInstance> {
   const info = await control.createInstance(
     { id: t.instanceId, workspace_path: PATH.workspace, env: t.instanceEnv, labels: t.labels },
     { ...(t.signal ? { signal: t.signal } : {}) },
   );
-  return openInstance(t, control, info);
+  return openInstance(t, control, info, shared);
 }
 
-async function openInstance(t: AgentctlTarget, control: ControlClient, info: { id: string; port: number }): Promise<{ client: InstanceClient; port: number; forward: PortForwardSession }> {
-  const forward = await t.forward.open({ namespace: t.namespace, pod: t.pod, port: info.port });
+/** The instance's client through `shared` (the control forward), or through a forward of its own; its health answered. */
+async function openInstance(t: AgentctlTarget, control: ControlClient, info: { id: string; port: number }, shared: PortForwardSession | null): Promise<OpenedInstance> {
+  const own = shared === null ? await t.forward.open({ namespace: t.namespace, pod: t.pod, port: info.port }) : null;
   try {
-    const client = control.instance(info, { baseUrl: localUrl(forward) });
+    const client = control.instance(info, { baseUrl: localUrl(shared ?? (own as PortForwardSession)) });
     await client.health({ ...(t.signal ? { signal: t.signal } : {}) });
-    return { client, port: info.port, forward };
+    return { client, port: info.port, forward: own };
   } catch (err) {
-    await forward.close();
+    await own?.close();
     throw err;
   }
 }
 
-/** A control forward opened ahead of its use, and whether agentctl answered through it. */
+/** A control forward opened ahead of its use, and agentctl's health answered through it. */
 export interface EarlyControl {
   forward: PortForwardSession;
   control: ControlClient;
+  health: HealthResponse;
 }
 
 /**
@@ -121,11 +137,11 @@ export interface EarlyControl {
  * does this while it relabels the member's objects). Null when it failed (the connect opens its own).
  */
 export async function earlyControl(t: Pick<AgentctlTarget, 'forward' | 'fetch' | 'namespace' | 'pod' | 'signal'>): Promise<EarlyControl | null> {
-  let opened: EarlyControl | null = null;
+  let opened: Omit<EarlyControl, 'health'> | null = null;
   try {
     opened = await controlForward(t as AgentctlTarget);
-    await opened.control.health({ timeoutMs: HEALTH_PROBE_MS, ...(t.signal ? { signal: t.signal } : {}) });
-    return opened;
+    const health = await opened.control.health({ timeoutMs: HEALTH_PROBE_MS, ...(t.signal ? { signal: t.signal } : {}) });
+    return { ...opened, health };
   } catch {
     await opened?.forward.close();
     return null;
@@ -137,10 +153,10 @@ export async function connectFresh(t: AgentctlTarget, nonce: string, opts: { fai
   const { forward, control } = opts.early ?? (await controlForward(t));
   const forwards = [forward];
   try {
-    if (!opts.early) await waitControlHealthy(localUrl(forward), t.fetch, { ...opts, ...(t.signal ? { signal: t.signal } : {}) });
+    const health = opts.early?.health ?? (await waitControlHealthy(localUrl(forward), t.fetch, { ...opts, ...(t.signal ? { signal: t.signal } : {}) }));
     const token = await control.handshake(nonce, { ...(t.signal ? { signal: t.signal } : {}) });
-    const inst = await attachInstance(t, control);
-    forwards.push(inst.forward);
+    const inst = await attachInstance(t, control, sharedForward(health, forward));
+    if (inst.forward) forwards.push(inst.forward);
     return { control, client: inst.client, token, instancePort: inst.port, forwards };
   } catch (err) {
     await Promise.allSettled(forwards.map((f) => f.close()));
@@ -165,7 +181,8 @@ export async function reconnect(
   const { forward, control } = await controlForward(t, secrets.authToken);
   const forwards = [forward];
   try {
-    await waitControlHealthy(localUrl(forward), t.fetch, { timeoutMs: opts.timeoutMs, ...(t.signal ? { signal: t.signal } : {}) });
+    const health = await waitControlHealthy(localUrl(forward), t.fetch, { timeoutMs: opts.timeoutMs, ...(t.signal ? { signal: t.signal } : {}) });
+    const shared = sharedForward(health, forward);
     let token = secrets.authToken;
     let nonce = secrets.bootstrapNonce;
     let restarted = false;
@@ -187,8 +204,8 @@ export async function reconnect(
         throw err;
       }
     }
-    const inst = info !== null ? await openInstance(t, control, info) : await attachInstance(t, control);
-    forwards.push(inst.forward);
+    const inst = info !== null ? await openInstance(t, control, info, shared) : await attachInstance(t, control, shared);
+    if (inst.forward) forwards.push(inst.forward);
     return { control, client: inst.client, token, instancePort: inst.port, forwards, restarted, recreated: info === null, nonce };
   } catch (err) {
     await Promise.allSettled(forwards.map((f) => f.close()));

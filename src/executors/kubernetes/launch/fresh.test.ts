@@ -48,7 +48,18 @@ describe('fresh launch: stages and checkpoints', () => {
     expect(h.exec.calls.map((c) => c.kind)).toEqual(['probe', 'bootstrap']);
     // the nonce the bootstrap delivered is the one traded, and the one handed back to record
     expect(h.agentctl.handshakes).toEqual([{ podUid: pod?.metadata?.uid, nonce: instance.secrets.bootstrapNonce, accepted: true }]);
+    // agentctl serves the instance API on its control port: one forward carries both
+    expect(h.agentctl.forwards.map((f) => f.target.port)).toEqual([8765]);
+    await instance.close();
+    expect(h.agentctl.openForwards).toBe(0);
+  });
+
+  it('opens a second forward, to the instance port, for an agentctl that does not serve the instance API on its control port', async () => {
+    const h = new KubeHarness();
+    h.agentctl.features = [];
+    const instance = await h.launch();
     expect(h.agentctl.forwards.map((f) => f.target.port)).toEqual([8765, 41001]);
+    expect(h.agentctl.requests.filter((r) => r === 'GET /health').length).toBeGreaterThanOrEqual(2);
     await instance.close();
     expect(h.agentctl.openForwards).toBe(0);
   });

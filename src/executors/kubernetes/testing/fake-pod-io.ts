@@ -7,6 +7,7 @@
  * @module
  */
 import type { FetchLike } from '../../../agentctl-client/index.js';
+import { AGENTCTL_FEATURES } from '../../../protocol/index.js';
 import { AGENTCTL_STARTING_LINE, PROBE_SCRIPT } from '../compose/index.js';
 import { AGENTCTL_PORT, PATH } from '../constants.js';
 import { FORWARD_LOCAL_ADDRESS, KubeExecError, type ExecOptions, type ExecResult, type ForwardTarget, type KubeExec, type KubePortForward, type PortForwardSession } from '../kube/index.js';
@@ -122,6 +123,8 @@ export class FakeAgentctl implements KubePortForward {
   /** Every request that reached an agentctl, as `METHOD path`. */
   readonly requests: string[] = [];
   hook: AgentctlHook = () => undefined;
+  /** What the agentctls announce in their control health (today's build: the instance API on the control port; [] for an older one). */
+  features: string[] = [AGENTCTL_FEATURES.instanceApiOnControl];
   readonly #objects: FakeKubeObjects;
   readonly #agents = new Map<string, Agent>();
   readonly #open = new Map<number, ForwardTarget>();
@@ -196,7 +199,7 @@ export class FakeAgentctl implements KubePortForward {
   }
 
   #answer(a: Agent, podUid: string, port: number, method: string, path: string, body: unknown, auth: string | undefined): { status: number; body?: unknown } {
-    if (path === '/health') return { status: 200, body: { status: 'ok', version: 'fake' } };
+    if (path === '/health') return { status: 200, body: { status: 'ok', version: 'fake', features: this.features } };
     if (port !== AGENTCTL_PORT) return { status: 404, body: error('not_found', 'no such route') };
     if (method === 'POST' && path === '/auth/handshake') {
       const nonce = (body as { nonce: string }).nonce;
