@@ -6,7 +6,8 @@
  * with `performance.now()` as the controller emits it, and agentctl's own log lines in the Pod
  * (listening, handshake accepted, instance created, process started; pino's millisecond `time`, the
  * same clock on this one-machine cluster) are put on the same timeline. Prints each launch's
- * timeline and the p50 of the first occurrence of each event. Measures only; writes nothing.
+ * timeline and the p50 of the first occurrence of each event. BENCH_REPO=0 launches without a
+ * repository (no clone overlaps agentctl's start). Measures only; writes nothing.
  * @module
  */
 import { performance } from 'node:perf_hooks';
@@ -17,6 +18,7 @@ import { createTestRepo } from '../test/k8s/support/git.js';
 import { pct } from './k8s/stats.js';
 
 const N = Math.max(2, Number.parseInt(process.env.BENCH_N ?? '8', 10) || 8);
+const WITH_REPO = process.env.BENCH_REPO !== '0';
 
 interface Mark {
   event: string;
@@ -57,7 +59,7 @@ async function main(): Promise<void> {
       });
       let v;
       try {
-        v = await launchReady(h.controller, { repository: { url: repo.url }, executor: 'k8s', env: FAST_AGENT_ENV });
+        v = await launchReady(h.controller, { ...(WITH_REPO ? { repository: { url: repo.url } } : {}), executor: 'k8s', env: FAST_AGENT_ENV });
       } finally {
         off();
       }

@@ -25,8 +25,10 @@ describe('agentctl artifacts: the bundle with or without its V8 code cache', () 
   it('delivers the loader and the cache, and starts through the loader, when the image runs the Node the cache was made with on this CPU', () => {
     const d = artifacts.delivery('bundle', 'linux/amd64', { nodeVersion: 'v20.20.2', arch: ARCH });
     expect(d.codeCache).toBe(true);
-    expect(d.files.map((f) => f.path)).toEqual([POD_AGENTCTL.loader, POD_AGENTCTL.codeCache, POD_AGENTCTL.launcher]);
+    expect(d.files.map((f) => f.path)).toEqual([POD_AGENTCTL.loader, POD_AGENTCTL.codeCache, POD_AGENTCTL.prestart, POD_AGENTCTL.launcher]);
     expect(d.files.at(-1)?.data.toString()).toBe(`#!/bin/sh\nexec node ${POD_AGENTCTL.loader} ${POD_AGENTCTL.bundle} "$@"\n`);
+    // the Node pre-start runs the same: the loader, with the bundle as its argument
+    expect(JSON.parse(d.files[2]?.data.toString() ?? '')).toEqual({ main: POD_AGENTCTL.loader, args: [POD_AGENTCTL.bundle] });
     expect(d.tail.path).toBe(POD_AGENTCTL.bundle);
     expect(d.bytes).toBe(d.files.reduce((n, f) => n + f.data.length, d.tail.data.length));
   });
@@ -39,8 +41,9 @@ describe('agentctl artifacts: the bundle with or without its V8 code cache', () 
   ])('delivers the plain bundle for %s', (_what, runtime) => {
     const d = artifacts.delivery('bundle', 'linux/amd64', runtime);
     expect(d.codeCache).toBe(false);
-    expect(d.files.map((f) => f.path)).toEqual([POD_AGENTCTL.launcher]);
-    expect(d.files[0]?.data.toString()).toBe(`#!/bin/sh\nexec node ${POD_AGENTCTL.bundle} "$@"\n`);
+    expect(d.files.map((f) => f.path)).toEqual([POD_AGENTCTL.prestart, POD_AGENTCTL.launcher]);
+    expect(JSON.parse(d.files[0]?.data.toString() ?? '')).toEqual({ main: POD_AGENTCTL.bundle, args: [] });
+    expect(d.files[1]?.data.toString()).toBe(`#!/bin/sh\nexec node ${POD_AGENTCTL.bundle} "$@"\n`);
   });
 
   it('delivers the plain bundle when the build has no loader or no cache', () => {

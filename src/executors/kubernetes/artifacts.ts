@@ -15,6 +15,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { codeCachePath, LOADER_FILE } from '../../agentctl/code-cache.js';
+import type { PrestartPlan } from './compose/index.js';
 import type { AgentctlFlavor } from './metadata.js';
 import { PATH } from './constants.js';
 
@@ -49,6 +50,8 @@ export interface AgentctlDelivery {
 /** Where agentctl lives in the Pod per flavor. */
 export const POD_AGENTCTL = {
   launcher: `${PATH.runtimeDir}/bin/agentctl`,
+  /** The Node pre-start's plan, beside the launcher (compose/paths.ts `agentctlPrestart`). */
+  prestart: `${PATH.runtimeDir}/bin/agentctl.json`,
   bundle: `${PATH.runtimeDir}/agentctl.cjs`,
   loader: `${PATH.runtimeDir}/${LOADER_FILE}`,
   codeCache: codeCachePath(`${PATH.runtimeDir}/agentctl.cjs`),
@@ -162,10 +165,15 @@ function launcher(body: string): DeliveredFile {
   return { path: POD_AGENTCTL.launcher, mode: 0o755, data: Buffer.from(`#!/bin/sh\n${body}\n`) };
 }
 
+/** The plan of the Node pre-start (compose/prestart.ts): what the launcher runs, to run in the pre-started Node. */
+function prestartPlan(plan: PrestartPlan): DeliveredFile {
+  return { path: POD_AGENTCTL.prestart, mode: 0o644, data: Buffer.from(JSON.stringify(plan)) };
+}
+
 function bundleDelivery(file: string): AgentctlDelivery {
   const tail = { path: POD_AGENTCTL.bundle, mode: 0o644, data: readFileSync(file) };
-  const files = [launcher(`exec node ${POD_AGENTCTL.bundle} "$@"`)];
-  return { flavor: 'bundle', files, tail, command: [POD_AGENTCTL.launcher], bytes: tail.data.length + (files[0]?.data.length ?? 0), codeCache: false };
+  const files = [prestartPlan({ main: POD_AGENTCTL.bundle, args: [] }), launcher(`exec node ${POD_AGENTCTL.bundle} "$@"`)];
+  return { flavor: 'bundle', files, tail, command: [POD_AGENTCTL.launcher], bytes: files.reduce((n, f) => n + f.data.length, tail.data.length), codeCache: false };
 }
 
 /** The bundle run by its loader from the build's code cache (see the module comment). */
@@ -174,6 +182,7 @@ function cachedBundleDelivery(file: string): AgentctlDelivery {
   const files: DeliveredFile[] = [
     { path: POD_AGENTCTL.loader, mode: 0o644, data: readFileSync(join(dirname(file), LOADER_FILE)) },
     { path: POD_AGENTCTL.codeCache, mode: 0o644, data: readFileSync(codeCachePath(file)) },
+    prestartPlan({ main: POD_AGENTCTL.loader, args: [POD_AGENTCTL.bundle] }),
     launcher(`exec node ${POD_AGENTCTL.loader} ${POD_AGENTCTL.bundle} "$@"`),
   ];
   return { flavor: 'bundle', files, tail, command: [POD_AGENTCTL.launcher], bytes: files.reduce((n, f) => n + f.data.length, tail.data.length), codeCache: true };

@@ -28,3 +28,4 @@ export { assessPod, assessPvc, type PodAssessment } from './readiness.js';
 export { describeEvent } from './events.js';
 export { isAmbiguousCreateError } from './ambiguous.js';
 export { bootstrapPaths, type BootstrapPaths } from './paths.js';
+export type { PrestartPlan } from './prestart.js';

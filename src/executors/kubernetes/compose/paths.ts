@@ -19,6 +19,8 @@ export interface BootstrapPaths extends BootstrapRoots {
   agentctl: string;
   agentctlBundle: string;
   agentctlLauncher: string;
+  /** The plan of the Node pre-start (prestart.ts), written by a bundle delivery only: beside the launcher, `.json`. */
+  agentctlPrestart: string;
   runtimeEnv: string;
   authEnv: string;
   nonceFile: string;
@@ -58,6 +60,7 @@ export function bootstrapPaths(roots: BootstrapRoots = DEFAULT_ROOTS): Bootstrap
     agentctl: runtime(PATH.agentctl),
     agentctlBundle: runtime(PATH.agentctlBundle),
     agentctlLauncher: runtime(PATH.agentctlLauncher),
+    agentctlPrestart: `${runtime(PATH.agentctlLauncher)}.json`,
     runtimeEnv: runtime(PATH.runtimeEnv),
     prepareScript: runtime(PATH.prepareScript),
     prepareLog: runtime(PATH.prepareLog),

@@ -6,6 +6,7 @@
  */
 import { BERTH_ENV } from '../constants.js';
 import { bootstrapPaths, type BootstrapPaths } from './paths.js';
+import { prestartLine } from './prestart.js';
 import { shQuote } from './shell.js';
 
 /** Exit status when prepare.sh cannot even be run (it is missing). */
@@ -67,14 +68,27 @@ export function prepareLines(paths: BootstrapPaths, exitCode: number, tailLines:
  *   straight to agentctl, which finds no nonce file: the controller's reconnect writes a fresh one.
  * - agentctl is started through the delivered launcher when there is one (it knows how to run the
  *   build it came with), else by flavor: `node agentctl.cjs` or the `agentctl` binary.
+ * - Where the image has `node`, all of this is preceded by the Node pre-start (prestart.ts), which
+ *   runs the common case in one Node process started before the upload, and this shell otherwise.
  */
+const SIGNAL_LINES = [
+  'set -eu',
+  // PID 1 ignores signals it has no handler for: without this a Pod deleted before the bootstrap
+  // waits out its whole grace period (agentctl, exec'd below, handles SIGTERM itself; so does the
+  // Node pre-start)
+  "trap 'exit 143' TERM INT",
+];
+
 export function startScript(paths: BootstrapPaths = bootstrapPaths()): string {
+  const shell = shellStartScript(paths);
+  return [...SIGNAL_LINES, prestartLine(paths, shell), shell].join('\n');
+}
+
+/** The start command without the Node pre-start: what runs where the image has no `node`, after a container restart, and as the pre-start's fallback. */
+export function shellStartScript(paths: BootstrapPaths = bootstrapPaths()): string {
   const q = shQuote;
   return [
-    'set -eu',
-    // PID 1 ignores signals it has no handler for: without this a Pod deleted before the bootstrap
-    // waits out its whole grace period (agentctl, exec'd below, handles SIGTERM itself)
-    "trap 'exit 143' TERM INT",
+    ...SIGNAL_LINES,
     'n=0',
     `while [ ! -e ${q(paths.startMarker)} ]; do`,
     '  if [ "$n" -lt 250 ]; then n=$((n + 1)); sleep 0.02 2>/dev/null || sleep 1; else sleep 0.1 2>/dev/null || sleep 1; fi',
