@@ -70,6 +70,7 @@ function start() {
   process.removeListener('SIGTERM', stopped);
   process.removeListener('SIGINT', stopped);
   process.argv = [process.execPath, plan.main].concat(plan.args);
+  try { process.title = ['node', plan.main].concat(plan.args).join(' '); } catch (e) { /* ps shows the node -e line */ }
   require(plan.main);
 }
 var done = false, watcher = null, timer = null;
