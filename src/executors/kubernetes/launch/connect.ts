@@ -124,24 +124,29 @@ async function openInstance(t: AgentctlTarget, control: ControlClient, info: { i
   }
 }
 
-/** A control forward opened ahead of its use, and agentctl's health answered through it. */
+/** A control forward opened ahead of its use, agentctl's health answered through it, and the token when the nonce was traded too. */
 export interface EarlyControl {
   forward: PortForwardSession;
   control: ControlClient;
   health: HealthResponse;
+  token: string | null;
 }
 
 /**
  * Opens the control forward and asks agentctl's health through it now, so that the WebSocket the
- * forward carries it on is up by the time the handshake needs it (the claim of a warm pool member
- * does this while it relabels the member's objects). Null when it failed (the connect opens its own).
+ * forward carries it on is up by the time the handshake needs it; given `nonce`, trades it too (the
+ * token is only ever the caller's: nothing of a session reaches agentctl before the instance is
+ * created). The claim of a warm pool member does this while it relabels the member's objects. Null
+ * when any of it failed (the connect then opens its own, and a refused nonce fails it there).
  */
-export async function earlyControl(t: Pick<AgentctlTarget, 'forward' | 'fetch' | 'namespace' | 'pod' | 'signal'>): Promise<EarlyControl | null> {
-  let opened: Omit<EarlyControl, 'health'> | null = null;
+export async function earlyControl(t: Pick<AgentctlTarget, 'forward' | 'fetch' | 'namespace' | 'pod' | 'signal'>, nonce?: Promise<string>): Promise<EarlyControl | null> {
+  let opened: Omit<EarlyControl, 'health' | 'token'> | null = null;
   try {
     opened = await controlForward(t as AgentctlTarget);
-    const health = await opened.control.health({ timeoutMs: HEALTH_PROBE_MS, ...(t.signal ? { signal: t.signal } : {}) });
-    return { ...opened, health };
+    const sig = t.signal ? { signal: t.signal } : {};
+    const health = await opened.control.health({ timeoutMs: HEALTH_PROBE_MS, ...sig });
+    const token = nonce === undefined ? null : await opened.control.handshake(await nonce, sig);
+    return { ...opened, health, token };
   } catch {
     await opened?.forward.close();
     return null;
@@ -154,7 +159,7 @@ export async function connectFresh(t: AgentctlTarget, nonce: string, opts: { fai
   const forwards = [forward];
   try {
     const health = opts.early?.health ?? (await waitControlHealthy(localUrl(forward), t.fetch, { ...opts, ...(t.signal ? { signal: t.signal } : {}) }));
-    const token = await control.handshake(nonce, { ...(t.signal ? { signal: t.signal } : {}) });
+    const token = opts.early?.token ?? (await control.handshake(nonce, { ...(t.signal ? { signal: t.signal } : {}) }));
     const inst = await attachInstance(t, control, sharedForward(health, forward));
     if (inst.forward) forwards.push(inst.forward);
     return { control, client: inst.client, token, instancePort: inst.port, forwards };

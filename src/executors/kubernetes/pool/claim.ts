@@ -1,10 +1,9 @@
 /**
  * A launch served from the warm pool. The member is taken in the store first (atomically: two
- * launches never get the same one), checked (its Pod running, its container never restarted), its
- * Pod and PVC relabelled to the session (UID and resourceVersion pinned), and recorded as the
- * session's (checkpoint `pool_claimed`); only then is its row deleted. The session's identity then
- * arrives over the forward: the member's nonce traded for a token, the instance created with the
- * session's env and approved secrets, while the repository (a clone, or a local path's bundle) is
+ * launches never get the same one), then checked, relabelled to the session and recorded as its
+ * own (take.ts); meanwhile the member's nonce is traded for a token over the forward. The session's
+ * identity then arrives: the instance created with the session's env and approved secrets, while
+ * the repository (a clone, or a local path's bundle) is
  * prepared in the Pod by an exec of its own. A member that fails before the session's first
  * checkpoint is deleted and the next one tried; one that fails after it is deleted as the
  * session's; either way the launch goes on cold, saying why (`pool`.`miss`).
@@ -15,15 +14,15 @@ import type { ExecutorInstance } from '../../executor.js';
 import { LaunchError } from '../../launch-kit/index.js';
 import { POD_AGENTCTL } from '../artifacts.js';
 import { deleteEach } from '../cleanup.js';
-import { claimPreparePlans, bootstrapUpload, ownershipLabels, prepareScript, refreshScript, shQuote } from '../compose/index.js';
+import { claimPreparePlans, bootstrapUpload, prepareScript, refreshScript, shQuote } from '../compose/index.js';
 import { CHECKPOINT, META, PATH, STAGE } from '../constants.js';
 import { localRepositoryBundle, POD_LIMIT_GRACE_SECONDS, repositorySource, runBootstrap } from '../launch/bootstrap.js';
 import { connectFresh, earlyControl, type Connected, type EarlyControl } from '../launch/connect.js';
 import type { KubeLaunchState } from '../launch/context.js';
 import { buildInstance, instanceEnv } from '../launch/instance.js';
-import type { AgentctlFlavor } from '../metadata.js';
 import { memberHash, type PoolContext } from './context.js';
 import { MEMBER_NONCE, memberTargets, retireMember, rowTargets } from './retire.js';
+import { takeMember, type Member } from './take.js';
 
 /** The stage of a warm launch that takes and hands over the member. */
 const POOL_CLAIM_STAGE = 'pool_claim';
@@ -60,29 +59,22 @@ interface PoolMiss {
   miss: string;
 }
 
-interface Member {
-  id: string;
-  podName: string;
-  podUid: string;
-  pvcName: string | null;
-  pvcUid: string | null;
-  pvcCreated: boolean;
-  flavor: AgentctlFlavor | null;
-  restartCount: number;
-  nonce: string;
-}
-
 /** The connected instance of a claimed member, or why the launch must go cold. */
 export async function claimLaunch(p: PoolContext, l: KubeLaunchState): Promise<ExecutorInstance | PoolMiss> {
   let why = 'the pool has no ready member';
   for (let i = 0; i < MAX_TRIES; i++) {
     const row = await p.store.claimPoolMember({ executor: p.env.executorName, profile: p.profileName, profileHash: memberHash(p, l.meta.profileHash), sessionId: l.identity.sessionId });
     if (row === null) return { miss: i === 0 ? await emptyReason(p, l) : why };
-    // the forward to its agentctl comes up while the member is checked and relabelled (nothing is traded yet)
-    const early = earlyControl(connectTarget(l, row.metadata[META.podName] ?? ''));
+    const nonceRef = row.secretRefs[MEMBER_NONCE];
+    const nonce = nonceRef === undefined ? Promise.reject(new Error('its row records no nonce')) : p.store.revealSecret(nonceRef);
+    nonce.catch(() => undefined); // awaited by takeMember; a rejection here is its error
+    // While the member is checked and relabelled, the forward to its agentctl comes up and the
+    // member's nonce is traded for a token that only this launch knows; nothing of the session
+    // reaches the member before the claim is recorded (the instance is created after it).
+    const early = earlyControl(connectTarget(l, row.metadata[META.podName] ?? ''), nonce);
     let member: Member;
     try {
-      member = await l.stage(POOL_CLAIM_STAGE, () => takeMember(p, l, row.id, row.metadata, row.secretRefs[MEMBER_NONCE]));
+      member = await l.stage(POOL_CLAIM_STAGE, () => takeMember(p, l, row.id, row.metadata, nonce));
     } catch (err) {
       void early.then((e) => e?.forward.close());
       why = `pool member ${row.id} failed its check (${errorMessage(err)})`;
@@ -103,52 +95,6 @@ async function emptyReason(p: PoolContext, l: KubeLaunchState): Promise<string> 
   if (rows.some((r) => r.state === 'ready' && r.profileHash !== memberHash(p, l.meta.profileHash))) return 'the pool holds members of an earlier version of the profile (or of Berth) only: they are being replaced';
   if (rows.some((r) => r.state === 'creating')) return 'the pool is empty (members are being made)';
   return 'the pool is empty';
-}
-
-/** Checks the member's Pod, relabels its objects to the session and records them as the session's. */
-async function takeMember(p: PoolContext, l: KubeLaunchState, id: string, meta: Readonly<Record<string, string>>, nonceRef: string | undefined): Promise<Member> {
-  const podName = meta[META.podName];
-  const podUid = meta[META.podUid];
-  if (podName === undefined || podUid === undefined || nonceRef === undefined) throw new Error('its row records no Pod');
-  const pvcName = meta[META.pvcName] ?? null;
-  const pvcUid = meta[META.pvcUid] ?? null;
-  const managedPvc = meta[META.pvcCreated] === 'true' && pvcName !== null && pvcUid !== null;
-  // read together: the Pod's state, the claim's version, the nonce
-  const [pod, pvc, nonce] = await Promise.all([
-    l.kube.objects.getPod(l.namespace, podName, l.signal),
-    managedPvc ? l.kube.objects.getPvc(l.namespace, pvcName, l.signal) : Promise.resolve(undefined),
-    p.store.revealSecret(nonceRef),
-  ]);
-  const main = pod?.status?.containerStatuses?.find((c) => c.name === l.profile.mainContainer);
-  const recordedRestarts = Number(meta[META.restartCount] ?? '0');
-  if (pod === undefined || pod.metadata?.uid !== podUid) throw new Error(`its Pod ${podName} is gone`);
-  if (pod.metadata.deletionTimestamp || pod.status?.phase !== 'Running' || main?.state?.running === undefined) throw new Error(`its Pod ${podName} is not running`);
-  if ((main.restartCount ?? 0) !== recordedRestarts) throw new Error(`its Pod's main container restarted since it was made`);
-  if (managedPvc && pvc?.metadata?.uid !== pvcUid) throw new Error(`its PVC ${pvcName} is gone`);
-  const member: Member = {
-    id,
-    podName,
-    podUid,
-    pvcName,
-    pvcUid,
-    pvcCreated: meta[META.pvcCreated] === 'true',
-    flavor: (meta[META.agentctlFlavor] as AgentctlFlavor | undefined) ?? null,
-    restartCount: recordedRestarts,
-    nonce,
-  };
-  // both pinned to the version read: a change since (or a foreign object under the name) is a 409
-  const labels = ownershipLabels(l.identity);
-  const [relabelled] = await Promise.all([
-    l.kube.objects.relabelPod({ namespace: l.namespace, name: podName, uid: podUid, resourceVersion: pod.metadata.resourceVersion ?? '' }, labels, l.signal),
-    managedPvc ? l.kube.objects.relabelPvc({ namespace: l.namespace, name: pvcName, uid: pvcUid, resourceVersion: pvc?.metadata?.resourceVersion ?? '' }, labels, l.signal) : Promise.resolve(undefined),
-  ]);
-  l.pod = relabelled;
-  l.createdPod = { name: podName, uid: podUid };
-  if (managedPvc) l.createdPvc = { name: pvcName, uid: pvcUid };
-  l.meta = { ...l.meta, podName, podUid, pvcName: member.pvcName, pvcUid: member.pvcUid, pvcCreated: member.pvcCreated, agentctlFlavor: member.flavor, restartCount: recordedRestarts };
-  await l.checkpoint(CHECKPOINT.poolClaimed);
-  await p.store.deletePoolMember(id);
-  return member;
 }
 
 /**

@@ -3,6 +3,7 @@
  * @module
  */
 import { createHash } from 'node:crypto';
+import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { PoolRepository, PoolStore } from '../../pool.js';
 import type { KubeLaunchEnv } from '../launch/context.js';
 import type { KubernetesProfile } from '../types.js';
@@ -21,6 +22,18 @@ export interface PoolContext {
   repository: PoolRepository | null;
   /** The agentctl build members are made with (AgentctlArtifacts.build). */
   agentctl: string;
+  /** The executor's Pods and PVCs as the pool's latest pass listed them (every few seconds), by name. */
+  seen: SeenObjects;
+}
+
+/**
+ * Objects as last listed. A claim relabels a member pinned to the resourceVersion listed here, which
+ * saves reading it first: the API server applies the patch only if the object has not changed since,
+ * so the checks made on the listed object still hold; after any change (409) it reads and checks again.
+ */
+export interface SeenObjects {
+  pods: Map<string, V1Pod>;
+  pvcs: Map<string, V1PersistentVolumeClaim>;
 }
 
 /**

@@ -117,6 +117,27 @@ describe('warm pool (fakes)', () => {
     expect(h.recorded.releases, 'the provisional row is released').toBe(1);
   });
 
+  it('a claim relabels the member as the pool last listed it, without reading it; after a change since, it reads it and still claims it', async () => {
+    for (const changed of [false, true]) {
+      const { h, store } = await pooled(1);
+      const [member] = await store.listPoolMembers();
+      const podName = member!.metadata[META.podName]!;
+      await until(() => Promise.resolve(h.objects.calls.some((c) => c.op === 'listPvcs')), 'a pass that listed the member');
+      await new Promise((r) => setImmediate(r)); // the pass has its listing
+      if (changed) h.objects.update('Pod', NAMESPACE, podName, (pod) => (pod.metadata = { ...pod.metadata, annotations: { touched: 'yes' } }));
+      const from = h.objects.calls.length;
+      const said: string[] = [];
+      const instance = await h.executor.createInstance({ ...h.request(), onDiagnostic: (reason) => said.push(reason) });
+      expect(said).toEqual(['WarmLaunch']);
+      expect(instance.metadata[META.podName]).toBe(podName);
+      const reads = h.objects.calls.slice(from).filter((c) => c.op === 'getPod' && c.name === podName);
+      expect(reads.length, changed ? 'changed since the list: read again' : 'as listed: no read').toBe(changed ? 1 : 0);
+      expect(h.objects.find('Pod', NAMESPACE, podName)?.metadata?.labels?.[LABEL.sessionId]).toBe('ses-1');
+      await instance.close();
+      await Promise.all(stops.splice(0).map((s) => s()));
+    }
+  });
+
   it('two launches racing for one member: one warm, one cold; never the same Pod', async () => {
     const { h } = await pooled(1);
     const said: string[] = [];

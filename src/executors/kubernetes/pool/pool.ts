@@ -17,7 +17,7 @@ import { memberFetchScript } from '../compose/index.js';
 import { LABEL, LABEL_VALUE, META } from '../constants.js';
 import type { KubeLaunchEnv } from '../launch/context.js';
 import { PROFILE_SETTING } from '../stop.js';
-import { memberHash, type PoolContext } from './context.js';
+import { memberHash, type PoolContext, type SeenObjects } from './context.js';
 import { provisionMember } from './member.js';
 import { retireMember, rowTargets } from './retire.js';
 
@@ -58,6 +58,8 @@ export class WarmPools {
   #first = true;
   /** Launches of a pooled profile running now, warm or cold: the refill waits for them (making a member takes the CPU and API calls a launch needs). */
   #launching = 0;
+  /** What the latest pass listed, shared with the claims (PoolContext.seen). */
+  readonly #seen: SeenObjects = { pods: new Map(), pvcs: new Map() };
 
   constructor(env: KubeLaunchEnv, store: PoolStore, namespace: string, targets: readonly PoolTarget[]) {
     this.#env = env;
@@ -69,7 +71,7 @@ export class WarmPools {
       const snapshot = t.snapshot.settings[PROFILE_SETTING];
       if (name === null || snapshot === undefined) continue;
       const profile = decodeProfileSnapshot(snapshot);
-      const ctx: PoolContext = { env, store, profileName: name, profile, settings: t.snapshot.settings, namespace, repository: t.repository, agentctl };
+      const ctx: PoolContext = { env, store, profileName: name, profile, settings: t.snapshot.settings, namespace, repository: t.repository, agentctl, seen: this.#seen };
       this.#pools.set(name, { ctx, size: t.size, maxAgeMs: t.maxAgeMs, hash: memberHash(ctx, profileHash(profile)), making: new Set(), failures: 0, notBefore: 0, fetched: new Map() });
     }
   }
@@ -183,11 +185,15 @@ export class WarmPools {
     for (let i = 0; i < Math.min(wanted, MAX_PARALLEL - pool.making.size); i++) this.#make(pool);
   }
 
-  /** The executor's Pods in `namespace` by name: one list per pass, however many members. */
+  /** The executor's Pods in `namespace` by name: one list per pass, however many members (its PVCs listed alongside, for the claims). */
   async #memberPods(namespace: string): Promise<Map<string, V1Pod>> {
     const selector = `${LABEL.managedBy}=${LABEL_VALUE.managedBy},${LABEL.executor}=${this.#env.executorName}`;
-    const listing = await this.#env.kube.objects.listPods(namespace, selector, AbortSignal.timeout(10_000));
-    return new Map(listing.items.map((p) => [p.metadata?.name ?? '', p]));
+    const signal = AbortSignal.timeout(10_000);
+    const [pods, pvcs] = await Promise.all([this.#env.kube.objects.listPods(namespace, selector, signal), this.#env.kube.objects.listPvcs(namespace, selector, signal)]);
+    const byName = <T extends { metadata?: { name?: string } }>(items: T[]): [string, T][] => items.map((o) => [o.metadata?.name ?? '', o]);
+    replaceAll(this.#seen.pods, byName(pods.items));
+    replaceAll(this.#seen.pvcs, byName(pvcs.items));
+    return new Map(this.#seen.pods);
   }
 
   #make(pool: ProfilePool): void {
@@ -256,4 +262,9 @@ function podTrouble(pool: ProfilePool, row: PoolMemberRow, pod: V1Pod | undefine
   const main = pod.status?.containerStatuses?.find((c) => c.name === pool.ctx.profile.mainContainer);
   if ((main?.restartCount ?? 0) !== Number(row.metadata[META.restartCount] ?? '0')) return 'its main container restarted';
   return null;
+}
+
+function replaceAll<K, V>(map: Map<K, V>, entries: [K, V][]): void {
+  map.clear();
+  for (const [k, v] of entries) map.set(k, v);
 }
