@@ -114,7 +114,8 @@ describe('berth doctor --executor on a real cluster', () => {
       'ok k8s: foreign objects',
     ]);
     expect(lineOf(executor, 'k8s: api server').detail).toMatch(new RegExp(`^Kubernetes v1\\.\\d+\\.\\d+.*, as ${sa.username}$`));
-    expect(lineOf(executor, 'k8s: permissions').detail).toBe(`all 16 needed permissions granted in namespace ${ns.name} to ${sa.username}`);
+    // 17: with `patch` on pods, which lifts the scheduling gate of a Pod on a managed claim
+    expect(lineOf(executor, 'k8s: permissions').detail).toBe(`all 17 needed permissions granted in namespace ${ns.name} to ${sa.username}`);
     // the Role cannot read namespaces: doctor says so instead of claiming it checked
     expect(lineOf(executor, 'k8s: namespace').detail).toContain(`${ns.name}: not read (this identity may not get namespaces, which Berth does not need)`);
 

@@ -40,6 +40,12 @@ export const ANNOTATION = {
   installation: 'berth.dev/installation',
 } as const;
 
+/**
+ * The scheduling gate (`spec.schedulingGates`) a Pod on a new managed claim is created with: the
+ * Pod is created while the claim binds and is scheduled only once Berth lifts the gate (launch/gate.ts).
+ */
+export const SCHEDULING_GATE = 'berth.dev/workspace-claim';
+
 /** Reserved volumes (spec §3.2) and where the main container mounts them. */
 export const VOLUME = {
   runtime: 'berth-runtime',

@@ -13,8 +13,10 @@ describe('requiredAccess', () => {
     expect(requiredAccess(['managed_pvc'], { pooled: true })).toEqual(EXECUTOR_ACCESS);
   });
 
-  it('asks patch (a claimed pool member is relabelled) only of an executor with a warm pool', () => {
-    expect(labels(requiredAccess(['managed_pvc'])).filter((l) => l.endsWith(' patch'))).toEqual([]);
+  it('asks patch on pods with a managed claim (the scheduling gate is lifted by a patch) or a pool, on claims only with a pool (a claimed member is relabelled)', () => {
+    expect(labels(requiredAccess(['managed_pvc'])).filter((l) => l.endsWith(' patch'))).toEqual(['pods patch']);
+    expect(labels(requiredAccess(['existing_claim'])).filter((l) => l.endsWith(' patch'))).toEqual([]);
+    expect(labels(requiredAccess(['empty_dir'])).filter((l) => l.endsWith(' patch'))).toEqual([]);
     expect(labels(requiredAccess(['managed_pvc'], { pooled: true })).filter((l) => l.endsWith(' patch'))).toEqual(['pods patch', 'persistentvolumeclaims patch']);
     expect(labels(requiredAccess(['empty_dir'], { pooled: true })).filter((l) => l.endsWith(' patch'))).toEqual(['pods patch']);
   });
@@ -31,7 +33,8 @@ describe('requiredAccess', () => {
 
   it('takes the union over profiles', () => {
     expect(requiredAccess(['empty_dir', 'managed_pvc'], { pooled: true })).toHaveLength(EXECUTOR_ACCESS.length);
-    expect(requiredAccess(['empty_dir', 'managed_pvc'])).toHaveLength(EXECUTOR_ACCESS.length - 2);
+    expect(requiredAccess(['empty_dir', 'managed_pvc'])).toHaveLength(EXECUTOR_ACCESS.length - 1);
+    expect(labels(requiredAccess(['empty_dir', 'existing_claim'])).filter((l) => l.endsWith(' patch'))).toEqual([]);
   });
 });
 

@@ -26,8 +26,9 @@ const PVC = 'persistentvolumeclaims';
 /**
  * The permissions the profiles of an executor need: pods, exec, port-forward and events always;
  * claims as the workspace modes require (managed_pvc: all, existing_claim: read and watch); `patch`
- * (the labels of a claimed warm pool member) only with a pool. With no profile to go by, everything
- * the executor can use.
+ * on pods with a managed claim (a new Pod waits behind a scheduling gate, lifted by a patch, while
+ * its claim binds) or a pool (the labels of a claimed warm pool member), on claims only with a pool.
+ * With no profile to go by, everything the executor can use.
  */
 export function requiredAccess(modes: readonly WorkspaceMode[], opts: { pooled?: boolean } = {}): AccessCheck[] {
   if (modes.length === 0) return [...EXECUTOR_ACCESS];
@@ -36,7 +37,8 @@ export function requiredAccess(modes: readonly WorkspaceMode[], opts: { pooled?:
     if (mode === 'managed_pvc') for (const v of ['get', 'list', 'watch', 'create', 'delete', ...(opts.pooled === true ? ['patch'] : [])]) pvcVerbs.add(v);
     if (mode === 'existing_claim') for (const v of ['get', 'list', 'watch']) pvcVerbs.add(v);
   }
-  return EXECUTOR_ACCESS.filter((c) => (c.resource !== PVC || pvcVerbs.has(c.verb)) && (c.verb !== 'patch' || opts.pooled === true));
+  const patchPods = opts.pooled === true || modes.includes('managed_pvc');
+  return EXECUTOR_ACCESS.filter((c) => (c.resource === PVC ? pvcVerbs.has(c.verb) : c.verb !== 'patch' || patchPods));
 }
 
 /** Where the kubeconfig comes from, as the executor loads it (for the `kubeconfig` line). */

@@ -231,7 +231,8 @@ async function profileChecks(run: Run, p: DoctorProfile): Promise<DoctorCheck[]>
   }
 
   try {
-    const desired = desiredPod(input, names.pod, ws.mode === 'managed_pvc' ? names.pvc : null);
+    // behind the scheduling gate on a managed claim, as a launch creates it while its claim binds
+    const desired = desiredPod(input, names.pod, ws.mode === 'managed_pvc' ? names.pvc : null, { schedulingGate: ws.mode === 'managed_pvc' });
     const admitted = await createPod(client, namespace, desired, { dryRun: true, ...(signal ? { signal } : {}) });
     const problems = podAdmissionProblems(desired, admitted, { mainContainer: p.profile.mainContainer });
     checks.push(

@@ -21,6 +21,16 @@ describe('podTrouble', () => {
     expect(podTrouble({ ...watched, restartCount: null }, 'ns', pod({ restarts: 3 })), 'an unknown baseline is no restart').toBeNull();
   });
 
+  it('finds nothing wrong with a Pod still behind a scheduling gate (it waits to be scheduled; not a failure)', () => {
+    const gated: V1Pod = {
+      metadata: { name: 'berth-x', uid: 'uid-1' },
+      spec: { containers: [{ name: 'agent' }], schedulingGates: [{ name: 'berth.dev/workspace-claim' }] },
+      status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'SchedulingGated' }] },
+    };
+    expect(podTrouble(watched, 'ns', gated)).toBeNull();
+    expect(podTrouble({ ...watched, restartCount: null }, 'ns', gated)).toBeNull();
+  });
+
   it('reports a Pod that is gone, or replaced by another under its name, as deleted', () => {
     expect(podTrouble(watched, 'ns', undefined)).toEqual({ reason: 'PodDeleted', message: 'Pod ns/berth-x was deleted' });
     expect(podTrouble(watched, 'ns', pod({ uid: 'uid-2' }))?.reason).toBe('PodDeleted');

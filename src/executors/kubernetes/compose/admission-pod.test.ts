@@ -83,6 +83,19 @@ describe('podAdmissionProblems', () => {
     expect(podAdmissionProblems(desired, pod, OPTS)).toEqual(['admitted Pod mutated an owned Pod invariant (spec.nodeName)']);
   });
 
+  it("accepts the gate Berth set and another controller's gate, and finds Berth's gate removed or added", () => {
+    const gated = composePod({ profile: profileFixture(), identity: IDENTITY, namespace: 'agents', name: 'berth-6212a06cac8b50f7', managedPvcName: 'berth-6212a06cac8b50f7-workspace', createNonce: 'ab'.repeat(32), schedulingGate: true });
+    const finding = `admitted Pod mutated Berth's scheduling gate "berth.dev/workspace-claim"`;
+    expect(podAdmissionProblems(gated, structuredClone(gated), OPTS)).toEqual([]);
+    const withQuota = structuredClone(gated);
+    withQuota.spec!.schedulingGates!.unshift({ name: 'example.com/quota' });
+    expect(podAdmissionProblems(gated, withQuota, OPTS)).toEqual([]);
+    const ungated = structuredClone(gated);
+    delete ungated.spec!.schedulingGates;
+    expect(podAdmissionProblems(gated, ungated, OPTS)).toEqual([finding]);
+    expect(podAdmissionProblems(desired, admitted((p) => (spec(p).schedulingGates = [{ name: 'berth.dev/workspace-claim' }])), OPTS)).toEqual([finding]);
+  });
+
   it.each<[string, (p: V1Pod) => void, string]>([
     ['name', (p) => (p.metadata!.name = 'other'), 'admitted Pod changed metadata.name'],
     ['namespace', (p) => (p.metadata!.namespace = 'other'), 'admitted Pod changed metadata.namespace'],

@@ -2,12 +2,13 @@
  * Verifies the Pod the API server admitted against the one Berth composed (spec §4.4, Berth's
  * names). Mutating webhooks and defaulting may add what does not touch Berth's fields (labels,
  * annotations, sidecars, tolerations, `dnsPolicy`, `serviceAccountName: default` …); anything that
- * changes ownership, placement by platform, the bootstrap, the agentctl port, reserved volumes,
- * mounts or environment is a finding. Findings name fields, never values.
+ * changes ownership, placement by platform, Berth's scheduling gate, the bootstrap, the agentctl
+ * port, reserved volumes, mounts or environment is a finding (another controller's gate is not:
+ * the monitor reports the Pod as gated). Findings name fields, never values.
  * @module
  */
 import type { V1Container, V1ContainerPort, V1EphemeralContainer, V1Pod, V1PodSpec } from '@kubernetes/client-node';
-import { AGENTCTL_PORT, AGENTCTL_PORT_NAME } from '../constants.js';
+import { AGENTCTL_PORT, AGENTCTL_PORT_NAME, SCHEDULING_GATE } from '../constants.js';
 import { isReservedEnvName, isReservedPath, isReservedVolumeName } from '../config/index.js';
 import { platformAffinityProblems } from './admission-affinity.js';
 import { metadataProblems } from './admission-metadata.js';
@@ -54,6 +55,7 @@ export function podAdmissionProblems(desired: V1Pod, actual: V1Pod, opts: PodAdm
   if ((have.nodeName ?? '') !== (want.nodeName ?? '') && !(opts.afterScheduling === true && want.nodeName === undefined)) {
     problems.push('admitted Pod mutated an owned Pod invariant (spec.nodeName)');
   }
+  if (berthGates(have) !== berthGates(want)) problems.push(`admitted Pod mutated Berth's scheduling gate "${SCHEDULING_GATE}"`);
   const os = want.nodeSelector?.['kubernetes.io/os'] ?? 'linux';
   const arch = want.nodeSelector?.['kubernetes.io/arch'] ?? '';
   for (const key of ['kubernetes.io/os', 'kubernetes.io/arch']) {
@@ -64,6 +66,11 @@ export function podAdmissionProblems(desired: V1Pod, actual: V1Pod, opts: PodAdm
   problems.push(...containerProblems(want, have, opts.mainContainer));
   problems.push(...volumeProblems(want, have));
   return problems;
+}
+
+/** How often Berth's gate is on the spec: 1 on a Pod created while its claim binds, else 0. */
+function berthGates(spec: V1PodSpec): number {
+  return (spec.schedulingGates ?? []).filter((g) => g.name === SCHEDULING_GATE).length;
 }
 
 /** Throws an {@link AdmissionError} listing every finding. */

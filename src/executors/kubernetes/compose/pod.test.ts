@@ -124,6 +124,22 @@ describe('composePod', () => {
   });
 });
 
+describe('composePod: the scheduling gate', () => {
+  it("adds Berth's gate only when asked, after the template's own gates", () => {
+    expect(composePod(input()).spec!.schedulingGates).toBeUndefined();
+    expect(composePod(input({ schedulingGate: true })).spec!.schedulingGates).toEqual([{ name: 'berth.dev/workspace-claim' }]);
+    const profile = profileFixture({ template: { spec: { containers: [{ name: 'agent', image: 'x' }], schedulingGates: [{ name: 'example.com/quota' }] } } });
+    expect(composePod(input({ profile, schedulingGate: true })).spec!.schedulingGates).toEqual([{ name: 'example.com/quota' }, { name: 'berth.dev/workspace-claim' }]);
+    expect(composePod(input({ profile })).spec!.schedulingGates).toEqual([{ name: 'example.com/quota' }]);
+  });
+
+  it("never takes Berth's gate from a template (only Berth lifts it)", () => {
+    const profile = profileFixture({ template: { spec: { containers: [{ name: 'agent', image: 'x' }], schedulingGates: [{ name: 'berth.dev/workspace-claim' }] } } });
+    expect(composePod(input({ profile })).spec!.schedulingGates).toBeUndefined();
+    expect(composePod(input({ profile, schedulingGate: true })).spec!.schedulingGates).toEqual([{ name: 'berth.dev/workspace-claim' }]);
+  });
+});
+
 describe('composePvc', () => {
   const base = { identity: IDENTITY, namespace: 'agents', name: 'berth-6212a06cac8b50f7-workspace', createNonce: NONCE };
   it('requests the configured size, access modes and class as a Filesystem volume', () => {

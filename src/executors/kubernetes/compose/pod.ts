@@ -5,7 +5,7 @@
  * @module
  */
 import type { V1Container, V1Pod, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
-import { AGENTCTL_PORT, AGENTCTL_PORT_NAME, ANNOTATION, PATH, VOLUME } from '../constants.js';
+import { AGENTCTL_PORT, AGENTCTL_PORT_NAME, ANNOTATION, PATH, SCHEDULING_GATE, VOLUME } from '../constants.js';
 import type { KubernetesProfile } from '../types.js';
 import { ComposeFieldError } from './errors.js';
 import { ownershipLabels, type ResourceIdentity } from './identity.js';
@@ -25,6 +25,11 @@ export interface PodComposeInput {
   createNonce: string;
   /** The main container's script. @default startScript() */
   startScript?: string;
+  /**
+   * Created behind Berth's scheduling gate ({@link SCHEDULING_GATE}, after the template's own
+   * gates): the Pod of a new managed claim, created while the claim binds (launch/gate.ts).
+   */
+  schedulingGate?: boolean;
 }
 
 /** The mounts Berth adds to the main container, in this order. */
@@ -106,6 +111,11 @@ export function composePod(input: PodComposeInput): V1Pod {
   // Only when unset: an explicit `true` in the template is kept (and warned about by config).
   spec.automountServiceAccountToken ??= false;
   spec.volumes = [...(spec.volumes ?? []), ...reservedVolumes(profile, input.managedPvcName ?? null)];
+  // Berth's gate is Berth's alone: a template that names it would keep a Pod gated, or let Berth lift an operator's gate.
+  const gates = (spec.schedulingGates ?? []).filter((g) => g.name !== SCHEDULING_GATE);
+  if (input.schedulingGate === true) gates.push({ name: SCHEDULING_GATE });
+  if (gates.length > 0) spec.schedulingGates = gates;
+  else delete spec.schedulingGates;
   setupMainContainer(main, input.startScript ?? startScript());
   applyPodDefaults(spec, profile.mainContainer);
   return pod;

@@ -10,6 +10,7 @@ export { KubeApiError, KubeConfigError, isAlreadyExists, isConflict, isForbidden
 export { createPod, createPvc, deletePod, deletePvc, getPod, getPvc } from './objects.js';
 export type { CreateOptions, DeleteOutcome, DeletePreconditions, Listing } from './objects.js';
 export type { LabelChanges, RelabelTarget } from './relabel.js';
+export type { GateTarget } from './gate.js';
 export { KubeExecError, execInContainer, isExecUnavailable, SUBPROTOCOL_UNSUPPORTED } from './exec.js';
 export type { ExecOptions, ExecResult } from './exec.js';
 export { FORWARD_LOCAL_ADDRESS, KubeForwardError, openForward } from './forward.js';

@@ -16,6 +16,7 @@ import { createPod, createPvc, deletePod, deletePvc, getPod, getPvc, listPods, l
 import type { CreateOptions, DeleteOutcome, DeletePreconditions, Listing } from './objects.js';
 import { watchEvents, watchPod, watchPods, watchPvc, type ObjectEvent, type WatchOptions } from './watch.js';
 import { relabelPod, relabelPvc, type LabelChanges, type RelabelTarget } from './relabel.js';
+import { liftSchedulingGate, type GateTarget } from './gate.js';
 
 /** Handlers of a label-selected Pod watch: every matching Pod at each (re)list, then each change. */
 export interface PodListHandlers {
@@ -41,6 +42,8 @@ export interface KubeObjects {
   /** Rewrites the labels of exactly the object read (UID and resourceVersion pinned; relabel.ts). */
   relabelPod(target: RelabelTarget, labels: LabelChanges, signal?: AbortSignal): Promise<V1Pod>;
   relabelPvc(target: RelabelTarget, labels: LabelChanges, signal?: AbortSignal): Promise<V1PersistentVolumeClaim>;
+  /** Removes scheduling gate `gate` of exactly the Pod read (UID and gate list tested; gate.ts). */
+  liftSchedulingGate(target: GateTarget, gate: string, signal?: AbortSignal): Promise<V1Pod>;
   watchPod(namespace: string, name: string, onEvent: (event: ObjectEvent<V1Pod>) => void, signal: AbortSignal, opts?: WatchOptions): Promise<void>;
   watchPvc(namespace: string, name: string, onEvent: (event: ObjectEvent<V1PersistentVolumeClaim>) => void, signal: AbortSignal, opts?: WatchOptions): Promise<void>;
   watchPods(namespace: string, labelSelector: string, handlers: PodListHandlers, signal: AbortSignal, opts?: WatchOptions): Promise<void>;
@@ -87,6 +90,7 @@ export function kubePorts(client: KubeClient): KubePorts {
     listPvcs: (namespace, labelSelector, signal) => listPvcs(client, namespace, labelSelector, signal),
     relabelPod: (target, labels, signal) => relabelPod(client, target, labels, signal),
     relabelPvc: (target, labels, signal) => relabelPvc(client, target, labels, signal),
+    liftSchedulingGate: (target, gate, signal) => liftSchedulingGate(client, target, gate, signal),
     watchPod: (namespace, name, onEvent, signal, opts) => watchPod(client, namespace, name, onEvent, signal, opts),
     watchPvc: (namespace, name, onEvent, signal, opts) => watchPvc(client, namespace, name, onEvent, signal, opts),
     watchPods: (namespace, labelSelector, handlers, signal, opts) => watchPods(client, namespace, labelSelector, handlers, signal, opts),

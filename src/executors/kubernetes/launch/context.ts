@@ -77,6 +77,14 @@ export class KubeLaunchState {
   /** The Pod as last seen (created, then admitted, then from the watch). */
   pod: V1Pod | null = null;
   pvc: V1PersistentVolumeClaim | null = null;
+  /**
+   * Set by the launch's PodStart (start-pod.ts): creates its Pod behind Berth's scheduling gate,
+   * which stage `storage` runs while a new managed claim binds (gate.ts). Never rejects: false when
+   * the create failed, whose error stage `pod_ready` throws.
+   */
+  createGatedPod: (() => Promise<boolean>) | null = null;
+  /** How the wait for a new managed claim ended (claim-binding.ts); what the gate's lift says. */
+  claimBinding: 'bound' | 'first_consumer' | 'grace_over' | null = null;
 
   constructor(
     readonly env: KubeLaunchEnv,

@@ -40,9 +40,10 @@ export function desiredPvc(input: DesiredInput): V1PersistentVolumeClaim {
 
 /**
  * The session Pod under `name` (the instance's name, or the recorded one for a replacement);
- * `managedPvcName` is the claim Berth created (managed_pvc), null otherwise.
+ * `managedPvcName` is the claim Berth created (managed_pvc), null otherwise; `schedulingGate`: behind
+ * Berth's scheduling gate (a Pod created while its new claim binds, launch/gate.ts).
  */
-export function desiredPod(input: DesiredInput, name: string, managedPvcName: string | null): V1Pod {
+export function desiredPod(input: DesiredInput, name: string, managedPvcName: string | null, opts: { schedulingGate?: boolean } = {}): V1Pod {
   const pod = composePod({
     profile: input.profile,
     identity: input.identity,
@@ -50,6 +51,7 @@ export function desiredPod(input: DesiredInput, name: string, managedPvcName: st
     name,
     managedPvcName,
     createNonce: createNonce(input.random),
+    ...(opts.schedulingGate === true ? { schedulingGate: true } : {}),
   });
   return stamped(pod, input.installationId);
 }

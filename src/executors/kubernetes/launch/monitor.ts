@@ -14,6 +14,7 @@ import { STAGE } from '../constants.js';
 import { assessPod, assessPvc, describeEvent, type PodAssessment } from '../compose/index.js';
 import type { WaitBudgets } from '../types.js';
 import type { KubeLaunchState } from './context.js';
+import { gatedWait } from './gate.js';
 
 type Phase = 'binding' | 'scheduling' | 'pulling' | 'starting';
 
@@ -136,7 +137,9 @@ export class PodMonitor {
   }
 
   #assess(pod: V1Pod): void {
-    const a = assessPod(pod, this.#l.profile.mainContainer);
+    const base = assessPod(pod, this.#l.profile.mainContainer);
+    const gated = base.kind === 'waiting' && base.phase === 'scheduling' ? gatedWait(pod) : null;
+    const a = gated === null ? base : { ...base, ...gated };
     const before = this.describeLatest();
     this.assessment = a;
     const restarts = pod.status?.containerStatuses?.find((s) => s.name === this.#l.profile.mainContainer)?.restartCount ?? 0;

@@ -12,6 +12,7 @@
  * A local-path repository (its git bundle is made on this machine first) always probes first.
  * @module
  */
+import type { V1Pod } from '@kubernetes/client-node';
 import { CHECKPOINT, STAGE } from '../constants.js';
 import type { AgentctlDelivery } from '../artifacts.js';
 import { probeGuard, type ProbeResult } from '../compose/index.js';
@@ -42,6 +43,8 @@ interface PodBootstrapOptions {
   clone: boolean;
   /** Called the moment the bootstrap exec says it wrote the start marker (agentctl starts then). */
   onAgentctlStarting?: () => void;
+  /** The Pod stage `storage` created (its scheduling gate lifted); none: `pod_ready` creates it. */
+  created?: V1Pod;
 }
 
 /**
@@ -81,7 +84,7 @@ export class PodBootstrap {
     const l = this.#l;
     const remembered = this.#remembered;
     if (remembered === undefined) {
-      const ready = await createReadyPod(l, this.#opts.name, { reusedName: this.#reusedName });
+      const ready = await createReadyPod(l, this.#opts.name, { reusedName: this.#reusedName, ...this.#created() });
       const probe = ready.probe as ProbeResult;
       if (this.#key !== undefined) l.env.probes.set(this.#key, probe);
       this.#delivery = deliveryFor(l, probe);
@@ -94,7 +97,7 @@ export class PodBootstrap {
     const execs = await bootstrapExecs(l, { ...this.#uploadOptions(), delivery, compress: remembered.gzip, guard: probeGuard(remembered) });
     const [first] = execs;
     if (first === undefined) throw new Error('the bootstrap has no exec');
-    const ready = await createReadyPod(l, this.#opts.name, { reusedName: this.#reusedName, first });
+    const ready = await createReadyPod(l, this.#opts.name, { reusedName: this.#reusedName, first, ...this.#created() });
     if (ready.first !== null) this.#early = { execs, done: ready.first };
     return ready.monitor;
   }
@@ -120,6 +123,10 @@ export class PodBootstrap {
   fail(): void {
     this.#progress.stop();
     if (this.#remembered !== undefined && this.#key !== undefined) this.#l.env.probes.delete(this.#key);
+  }
+
+  #created(): { created?: V1Pod } {
+    return this.#opts.created !== undefined ? { created: this.#opts.created } : {};
   }
 
   #uploadOptions(): { nonce: string; clone: boolean; progress: BootstrapProgress; onAgentctlStarting?: () => void } {

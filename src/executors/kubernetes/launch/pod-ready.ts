@@ -1,6 +1,7 @@
 /**
  * Stage `pod_ready` (spec §4.3, improved): compose and create the Pod (checkpointed the moment it
- * exists, then verified as admitted), then wait — not for the kubelet's Running status, which lags
+ * exists, then verified as admitted; on a new managed claim it was created during `storage`, behind
+ * a scheduling gate lifted now: gate.ts), then wait — not for the kubelet's Running status, which lags
  * the container by up to a second, but for the main container to accept an exec: the first exec is
  * the image probe (Node or not) the bootstrap needs anyway. The monitor keeps reporting reasons and
  * failing fast meanwhile.
@@ -41,21 +42,13 @@ interface FirstExec {
 }
 
 /**
- * Creates the session Pod under `name` (the recorded name for a replacement) and waits until it
- * takes an exec: the image probe, or `first` when the image was probed before (the bootstrap then
- * starts the moment the container can run it; the stage ends when it is accepted).
- *
- * `reusedName`: the name was a Pod's whose containers may still run (a replacement: that Pod went
- * without Berth seeing it go, e.g. deleted by someone with grace 0). The kubelet routes an exec by
- * name, and may still run the old Pod's containers for a moment after the API forgot it: an exec
- * could land there. So such a Pod is tried only once its own status shows the main container
- * running (the status may lag the container by up to a second). Fresh names, and a resume after a
- * stop that saw the old Pod's graceful delete through (`podReclaimed`), keep the fast path.
- * Checking that one probe reached the new Pod (its UID from the downward API) is not enough: tried,
- * and the bootstrap exec after it was still routed to the old Pod's container (InternalError).
+ * Creates the session Pod under `name` (the recorded name for a replacement), checkpointed before
+ * the create (its nonce's digest), the moment it exists (its UID) and once verified as admitted.
+ * `gated`: behind Berth's scheduling gate, for a new managed claim that binds meanwhile (gate.ts).
  */
-export async function createReadyPod(l: KubeLaunchState, name: string, opts: { reusedName?: boolean; first?: FirstExec } = {}): Promise<ReadyPod> {
-  const desired = desiredPod({ profile: l.profile, identity: l.identity, namespace: l.namespace, random: l.env.random, installationId: l.env.installationId }, name, l.meta.pvcCreated ? l.meta.pvcName : null);
+export async function createPod(l: KubeLaunchState, name: string, opts: { gated?: boolean } = {}): Promise<V1Pod> {
+  const input = { profile: l.profile, identity: l.identity, namespace: l.namespace, random: l.env.random, installationId: l.env.installationId };
+  const desired = desiredPod(input, name, l.meta.pvcCreated ? l.meta.pvcName : null, { schedulingGate: opts.gated === true });
   // Recorded before the create (spec §4.1, improved): a crash before the UID is recorded still finds this Pod.
   l.meta = { ...l.meta, podName: name, podUid: null, restartCount: null, remotePort: null, podReclaimed: false };
   await l.checkpointPending(CHECKPOINT.podCreating, desired);
@@ -84,6 +77,26 @@ export async function createReadyPod(l: KubeLaunchState, name: string, opts: { r
     throw err;
   }
   await l.checkpoint(CHECKPOINT.podAdmitted);
+  return created;
+}
+
+/**
+ * Creates the session Pod under `name` — or takes `created`, the Pod made while its claim bound,
+ * its gate lifted — and waits until it takes an exec: the image probe, or `first` when the image
+ * was probed before (the bootstrap then starts the moment the container can run it; the stage ends
+ * when it is accepted).
+ *
+ * `reusedName`: the name was a Pod's whose containers may still run (a replacement: that Pod went
+ * without Berth seeing it go, e.g. deleted by someone with grace 0). The kubelet routes an exec by
+ * name, and may still run the old Pod's containers for a moment after the API forgot it: an exec
+ * could land there. So such a Pod is tried only once its own status shows the main container
+ * running (the status may lag the container by up to a second). Fresh names, and a resume after a
+ * stop that saw the old Pod's graceful delete through (`podReclaimed`), keep the fast path.
+ * Checking that one probe reached the new Pod (its UID from the downward API) is not enough: tried,
+ * and the bootstrap exec after it was still routed to the old Pod's container (InternalError).
+ */
+export async function createReadyPod(l: KubeLaunchState, name: string, opts: { reusedName?: boolean; first?: FirstExec; created?: V1Pod } = {}): Promise<ReadyPod> {
+  const created = opts.created ?? (await createPod(l, name));
   const monitor = new PodMonitor(l, created);
   try {
     const reusedName = opts.reusedName ?? false;

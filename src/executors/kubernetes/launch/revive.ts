@@ -3,9 +3,10 @@
  * written into the Pod when agentctl restarted), or — after a stop, or when the Pod is gone — a new
  * Pod under the recorded name with a fresh nonce, built from the recorded profile snapshot on the
  * same claim, bootstrapped without a clone (the workspace is as the agent left it); a replacement
- * is written as Kubernetes Events on the old Pod (while it exists) and on the new one. Every nonce is
- * used once, by one agentctl, and the one traded last is what gets recorded. A same-name Pod with
- * another UID is never touched.
+ * is written as Kubernetes Events on the old Pod (while it exists) and on the new one. A Pod still
+ * behind Berth's scheduling gate never ran (gate.ts): it is replaced like a failed one. Every nonce
+ * is used once, by one agentctl, and the one traded last is what gets recorded. A same-name Pod
+ * with another UID is never touched.
  * @module
  */
 import type { V1Pod } from '@kubernetes/client-node';
@@ -20,6 +21,7 @@ import { pendingTarget } from '../pending.js';
 import { POD_AGENTCTL } from '../artifacts.js';
 import { reconnect } from './connect.js';
 import type { KubeLaunchState } from './context.js';
+import { berthGated } from './gate.js';
 import { buildInstance, instanceEnv } from './instance.js';
 import { deliverFreshNonce } from './nonce-delivery.js';
 import { createNonce } from '../compose/index.js';
@@ -94,6 +96,7 @@ async function removePendingPod(l: KubeLaunchState): Promise<void> {
 export function whyGone(pod: V1Pod | undefined, cause?: { reason: string; message: string }): { reason: string; message: string } {
   if (pod === undefined) return { reason: 'PodDeleted', message: "the session's Pod was deleted" };
   if (pod.metadata?.deletionTimestamp) return { reason: 'PodDeleting', message: "the session's Pod is being deleted" };
+  if (berthGated(pod)) return { reason: 'SchedulingGated', message: "the session's Pod never left Berth's scheduling gate (the launch that created it did not finish), so it never ran" };
   const reason = pod.status?.reason;
   if (pod.status?.phase === 'Failed') {
     if (!reason && cause?.reason === 'PodEvicted') return cause;
@@ -102,8 +105,9 @@ export function whyGone(pod: V1Pod | undefined, cause?: { reason: string; messag
   return { reason: 'PodCompleted', message: "the session's Pod completed" };
 }
 
+/** A Pod to reconnect to: not ending, and not still behind Berth's gate (one never lifted never ran: it is replaced). */
 function usable(pod: V1Pod): boolean {
-  return !pod.metadata?.deletionTimestamp && pod.status?.phase !== 'Failed' && pod.status?.phase !== 'Succeeded';
+  return !pod.metadata?.deletionTimestamp && pod.status?.phase !== 'Failed' && pod.status?.phase !== 'Succeeded' && !berthGated(pod);
 }
 
 function restartCountOf(l: KubeLaunchState, pod: V1Pod): number {

@@ -7,16 +7,20 @@
  * marker, so the forward, the handshake and the instance create overlap prepare.sh (the clone): it
  * needs nothing of the workspace but that its mount exists, and the agent starts only after.
  * After a failure {@link PodStart.abandon} closes the monitor and any forward; deleting the Pod is
- * the caller's rollback.
+ * the caller's rollback. On a new managed claim, stage `storage` creates the Pod behind a scheduling
+ * gate while the claim binds (through `l.createGatedPod`, which this sets); `pod_ready` lifts it.
  * @module
  */
+import type { V1Pod } from '@kubernetes/client-node';
 import { CHECKPOINT, STAGE } from '../constants.js';
 import type { AgentctlDelivery } from '../artifacts.js';
 import { awaitHealthy, connectFresh, type Connected } from './connect.js';
 import type { KubeLaunchState } from './context.js';
+import { liftGate } from './gate.js';
 import { instanceEnv } from './instance.js';
 import type { PodMonitor } from './monitor.js';
 import { PodBootstrap } from './pod-bootstrap.js';
+import { createPod } from './pod-ready.js';
 
 /** How long agentctl may take to answer once the workspace is prepared. */
 const CONNECT_TIMEOUT_MS = 60_000;
@@ -48,11 +52,14 @@ export class PodStart {
   #delivery: AgentctlDelivery | null = null;
   #connecting: Promise<Connected> | null = null;
   #bootstrapped = false;
+  /** The Pod created behind the scheduling gate during `storage`, or the error of that create. */
+  #gated: Promise<{ pod: V1Pod } | { error: unknown }> | null = null;
 
   constructor(l: KubeLaunchState, opts: PodStartOptions) {
     this.#l = l;
     this.#opts = opts;
     this.#markerSeen = new Promise<void>((resolve) => (this.#markerWritten = resolve));
+    l.createGatedPod = () => this.#createGated();
   }
 
   /** argv that runs agentctl in the Pod (after {@link bootstrap}). */
@@ -60,9 +67,10 @@ export class PodStart {
     return this.#delivery?.command ?? [];
   }
 
-  /** Stage `pod_ready`: creates the Pod and waits until its main container takes an exec. */
+  /** Stage `pod_ready`: creates the Pod (or lifts the gate of the one `storage` created) and waits until its main container takes an exec. */
   async ready(): Promise<void> {
-    this.#boot = new PodBootstrap(this.#l, { ...this.#opts, onAgentctlStarting: () => this.#markerWritten() });
+    const created = await this.#liftedPod();
+    this.#boot = new PodBootstrap(this.#l, { ...this.#opts, onAgentctlStarting: () => this.#markerWritten(), ...(created !== null ? { created } : {}) });
     this.#monitor = await this.#boot.ready();
   }
 
@@ -120,6 +128,23 @@ export class PodStart {
   /** Ends the monitor (the Pod is watched only while it starts). Idempotent. */
   close(): void {
     this.#monitor?.close();
+  }
+
+  /** Part of stage `storage`: the Pod created (checkpointed) behind the gate; false when that failed. Never rejects. */
+  #createGated(): Promise<boolean> {
+    this.#gated ??= createPod(this.#l, this.#opts.name, { gated: true }).then(
+      (pod) => ({ pod }),
+      (error: unknown) => ({ error }),
+    );
+    return this.#gated.then((r) => 'pod' in r);
+  }
+
+  /** The Pod `storage` created, its gate lifted now (or the error of its create); null when `pod_ready` creates it. */
+  async #liftedPod(): Promise<V1Pod | null> {
+    if (this.#gated === null) return null;
+    const r = await this.#gated;
+    if ('error' in r) throw r.error;
+    return liftGate(this.#l, r.pod);
   }
 
   #startedMonitor(): PodMonitor {

@@ -2,10 +2,12 @@
  * Stage `storage` (spec §4.2): per workspace mode, create the managed PVC (checkpointed before the
  * create with its nonce's digest, again the moment it exists with its UID, then verified as
  * admitted), read the existing claim, or nothing for empty_dir. A new claim is given a short moment
- * to bind before the Pod is created (claim-binding.ts); one that takes longer is left to `pod_ready`,
- * which reports the binding with its own budget.
+ * to bind (claim-binding.ts) while the Pod is created behind a scheduling gate (gate.ts; the gate
+ * is lifted by `pod_ready`); one that takes longer is left to `pod_ready`, which reports the binding
+ * with its own budget.
  * @module
  */
+import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { LaunchError } from '../../launch-kit/index.js';
 import { CHECKPOINT, STAGE } from '../constants.js';
 import { AdmissionError, assertPvcAdmitted } from '../compose/index.js';
@@ -44,7 +46,30 @@ export async function provisionStorage(l: KubeLaunchState): Promise<void> {
     throw err;
   }
   await l.checkpoint(CHECKPOINT.pvcAdmitted);
-  await awaitClaimBinding(l, created);
+  await bindBehindGate(l, created);
+}
+
+/**
+ * The claim binds while the launch's Pod is created behind the scheduling gate, when the launch
+ * makes one (its PodStart) and the claim is not bound yet; else the Pod is created by `pod_ready`
+ * after the wait, as before. The stage ends only once that create settled, so what a failure or a
+ * crash from here leaves is recorded; an error of the create is `pod_ready`'s, and ends the wait.
+ */
+async function bindBehindGate(l: KubeLaunchState, pvc: V1PersistentVolumeClaim): Promise<void> {
+  const creating = pvc.status?.phase === 'Bound' ? undefined : l.createGatedPod?.();
+  if (creating === undefined) {
+    await awaitClaimBinding(l, pvc);
+    return;
+  }
+  const cancel = new AbortController();
+  void creating.then((created) => {
+    if (!created) cancel.abort();
+  });
+  try {
+    await awaitClaimBinding(l, pvc, { gated: true, cancel: cancel.signal });
+  } finally {
+    await creating;
+  }
 }
 
 /** existing_claim: the operator's claim, only read (never created, never deleted). */

@@ -9,11 +9,11 @@
  */
 import type { CoreV1Event, V1ObjectMeta, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { KubeApiError } from '../kube/index.js';
-import type { CreateOptions, DeleteOutcome, DeletePreconditions, KubeObjects, LabelChanges, Listing, ObjectEvent, PodListHandlers, RelabelTarget } from '../kube/index.js';
+import type { CreateOptions, DeleteOutcome, DeletePreconditions, GateTarget, KubeObjects, LabelChanges, Listing, ObjectEvent, PodListHandlers, RelabelTarget } from '../kube/index.js';
 
 export type FakeKind = 'Pod' | 'PVC';
 
-type Op = 'get' | 'create' | 'delete' | 'list' | 'watch' | 'relabel';
+type Op = 'get' | 'create' | 'delete' | 'list' | 'watch' | 'relabel' | 'liftGate';
 
 /** One call of the port, as made. */
 export interface ObjectCall {
@@ -28,6 +28,9 @@ export interface ObjectCall {
   uid?: string;
   /** A create that succeeded: the UID given to the object. */
   created?: string;
+  /** liftGatePod: the gate lifted and the gate list the patch tested. */
+  gate?: string;
+  gates?: readonly string[];
 }
 
 type Obj = V1Pod | V1PersistentVolumeClaim;
@@ -71,8 +74,9 @@ export class FakeKubeObjects implements KubeObjects {
   /** Every call, in order. */
   readonly calls: ObjectCall[] = [];
   /**
-   * What the kubelet does with a created Pod, on the next tick: by default schedule it and start
-   * every container. Replace it to keep a Pod pending or fail it.
+   * What the kubelet does with a created Pod, on the next tick (a Pod created with scheduling gates:
+   * once its last gate is lifted): by default schedule it and start every container. Replace it to
+   * keep a Pod pending or fail it.
    */
   onPodCreated: (pod: V1Pod) => void = (pod) => this.startPod(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '');
   /** What a created PVC looks like: by default Bound at once. */
@@ -201,6 +205,10 @@ export class FakeKubeObjects implements KubeObjects {
     return this.#relabel('PVC', target, labels) as Promise<V1PersistentVolumeClaim>;
   }
 
+  liftSchedulingGate(target: GateTarget, gate: string): Promise<V1Pod> {
+    return this.#liftGate(target, gate);
+  }
+
   watchPod(namespace: string, name: string, onEvent: (event: ObjectEvent<V1Pod>) => void, signal: AbortSignal): Promise<void> {
     return this.#watchOne('Pod', namespace, name, onEvent as (event: ObjectEvent<Obj>) => void, signal);
   }
@@ -245,9 +253,12 @@ export class FakeKubeObjects implements KubeObjects {
     if (opts.dryRun) return stored;
     call.created = stored.metadata.uid;
     if (kind === 'PVC') this.onPvcCreated(stored as V1PersistentVolumeClaim);
+    const gated = kind === 'Pod' && ((stored as V1Pod).spec?.schedulingGates ?? []).length > 0;
+    // as the API server reports a gated Pod: not scheduled, and why
+    if (gated) (stored as V1Pod).status = { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'SchedulingGated', message: 'Scheduling is blocked due to non-empty scheduling gates' }] };
     this.#objects.set(`${kind}/${namespace}/${name}`, stored);
     this.#emit(kind, 'ADDED', stored);
-    if (kind === 'Pod') setTimeout(() => this.onPodCreated(clone(stored as V1Pod)), 0);
+    if (kind === 'Pod' && !gated) setTimeout(() => this.onPodCreated(clone(stored as V1Pod)), 0);
     return clone(stored);
   }
 
@@ -282,6 +293,27 @@ export class FakeKubeObjects implements KubeObjects {
     obj.metadata = { ...obj.metadata, labels: next, resourceVersion: this.#nextVersion() };
     this.#emit(kind, 'MODIFIED', obj);
     return clone(obj);
+  }
+
+  /** The JSON Patch of kube/gate.ts: UID and gate list tested (422 otherwise), the gate removed; the last one lifted hands the Pod to the kubelet. */
+  async #liftGate(target: GateTarget, gate: string): Promise<V1Pod> {
+    const { namespace, name } = target;
+    await this.#record({ op: 'liftGatePod', namespace, name, preconditions: { uid: target.uid }, gate, gates: [...target.gates] });
+    const pod = this.#objects.get(`Pod/${namespace}/${name}`) as V1Pod | undefined;
+    if (pod === undefined) throw apiError(404, 'NotFound', `lift the scheduling gate of pod ${namespace}/${name}: not found`);
+    const gates = (pod.spec?.schedulingGates ?? []).map((g) => g.name);
+    if (pod.metadata?.uid !== target.uid || JSON.stringify(gates) !== JSON.stringify(target.gates)) {
+      throw apiError(422, 'Invalid', `lift the scheduling gate of pod ${namespace}/${name}: the test operation failed`);
+    }
+    const rest = gates.filter((g) => g !== gate);
+    pod.spec = { ...pod.spec, containers: pod.spec?.containers ?? [] };
+    if (rest.length === 0) delete pod.spec.schedulingGates;
+    else pod.spec.schedulingGates = rest.map((g) => ({ name: g }));
+    if (rest.length === 0 && pod.status?.conditions?.[0]?.reason === 'SchedulingGated') pod.status = { phase: 'Pending', conditions: [] };
+    pod.metadata = { ...pod.metadata, resourceVersion: this.#nextVersion() };
+    this.#emit('Pod', 'MODIFIED', pod);
+    if (rest.length === 0 && gates.length > 0) setTimeout(() => this.onPodCreated(clone(pod)), 0);
+    return clone(pod);
   }
 
   async #list(kind: FakeKind, namespace: string, labelSelector: string): Promise<Listing<Obj>> {

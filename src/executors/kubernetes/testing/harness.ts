@@ -49,10 +49,10 @@ interface Recorded {
 }
 
 export class KubeHarness {
-  readonly objects = new FakeKubeObjects();
+  readonly objects: FakeKubeObjects;
   readonly events = new FakeKubeEvents();
-  readonly agentctl = new FakeAgentctl(this.objects);
-  readonly exec = new FakeExec(this.objects, this.agentctl);
+  readonly agentctl: FakeAgentctl;
+  readonly exec: FakeExec;
   readonly executor: KubernetesExecutor;
   readonly recorded: Recorded = { checkpoints: [], releases: 0, stages: [] };
   /** Makes the next checkpoint writes fail (the inventory is down). */
@@ -61,7 +61,11 @@ export class KubeHarness {
   failRelease: Error | null = null;
   profile: KubernetesProfile;
 
-  constructor(opts: { profile?: KubernetesProfile; logger?: Logger } = {}) {
+  /** `objects`: another harness's cluster (a second controller on it, e.g. after the first was killed). */
+  constructor(opts: { profile?: KubernetesProfile; logger?: Logger; objects?: FakeKubeObjects } = {}) {
+    this.objects = opts.objects ?? new FakeKubeObjects();
+    this.agentctl = new FakeAgentctl(this.objects);
+    this.exec = new FakeExec(this.objects, this.agentctl);
     this.profile = opts.profile ?? testProfile();
     // the "agentctl bundle" is this very file: its bytes go nowhere but the fake exec
     const self = fileURLToPath(import.meta.url);
