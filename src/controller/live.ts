@@ -16,6 +16,8 @@ export interface LiveSession {
 
 export class LiveSessions {
   readonly #map = new Map<string, LiveSession>();
+  /** Called with each entry `replace` installs (the manager starts its output follower there); must not throw. */
+  onOpen: ((sessionId: string, entry: LiveSession) => void) | null = null;
 
   get(sessionId: string): LiveSession | undefined {
     return this.#map.get(sessionId);
@@ -26,6 +28,7 @@ export class LiveSessions {
     this.take(sessionId);
     const entry: LiveSession = { instance, agentProcessId, agent: null, abort: new AbortController() };
     this.#map.set(sessionId, entry);
+    this.onOpen?.(sessionId, entry);
     return entry;
   }
 

@@ -46,6 +46,7 @@ import type { PoolRemoveResult, PoolView } from '../api/index.js';
 import { checkLaunch, launchValidationError, type LaunchCheckContext } from './validate.js';
 import { checkRepository } from './repo-check.js';
 import { toView } from './views.js';
+import { followersSettled, followLiveOutput } from './output-follow.js';
 
 const SETTLED = new Set(['ready', 'stopped', 'suspended', 'failed']);
 /** Sessions recovered at once at start-up (each may hold API calls and port-forwards open). */
@@ -84,6 +85,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
     this.#ops = new WorkspaceOps(ctx, this.#access, this.#shells);
     this.#conversation = new ConversationOps(this.#access);
     this.#heal = new SelfHeal(ctx, this.#shutdown.signal);
+    ctx.live.onOpen = (id, entry) => followLiveOutput(ctx, id, entry);
     this.#launchCheck = {
       config: ctx.config,
       capabilitiesOf: (name) => ctx.executors.get(name)?.capabilities,
@@ -305,6 +307,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
     this.#shells.clear();
     await Promise.allSettled([...this.#inflight.values()]);
     this.#ctx.live.closeAll();
+    await followersSettled(this.#ctx.live);
     await Promise.allSettled([...this.#ctx.executors.values()].map((e) => e.close()));
     await this.#ctx.store.close();
   }

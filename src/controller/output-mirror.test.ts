@@ -1,8 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { resolveConfig } from '../config/index.js';
 import type { OutputChunk, OutputPage } from '../protocol/index.js';
 import { SessionManager } from './manager.js';
-import { outputTail } from './output-mirror.js';
+import { outputTail } from './output-follow-tail.js';
 import { SessionStateError } from './service.js';
 import { FakeExecutor } from './testing/fake-executor.js';
 import { testContext, type TestContext } from './testing/test-context.js';
@@ -38,16 +38,17 @@ describe('outputTail', () => {
   it('reads pages backwards from the end until it holds maxBytes, not the whole retained output', async () => {
     const texts = Array.from({ length: 2500 }, (_, i) => `line ${i}\n`);
     const fake = agentctlOutput(texts, 100);
-    const tail = await outputTail(fake, 'agent-1', 15_000, AbortSignal.timeout(5000));
+    const { chunks: tail, next } = await outputTail(fake, 'agent-1', 15_000, AbortSignal.timeout(5000));
+    expect(next, 'where to read on from').toBe(2500);
     expect(tail.map((c) => c.seq)).toEqual(Array.from({ length: 2000 }, (_, i) => 500 + i));
     expect(fake.reads.slice(1), 'two pages back from the end, each ending where the later one began').toEqual([
       { from: 1500, limit: 1000 },
       { from: 500, limit: 1000 },
     ]);
-    const all = await outputTail(agentctlOutput(texts, 100), 'agent-1', 1024 * 1024, AbortSignal.timeout(5000));
+    const { chunks: all } = await outputTail(agentctlOutput(texts, 100), 'agent-1', 1024 * 1024, AbortSignal.timeout(5000));
     expect(all[0]?.seq, 'everything retained, from the first available chunk').toBe(100);
     expect(all).toHaveLength(2400);
-    expect(await outputTail(agentctlOutput([]), 'agent-1', 10, AbortSignal.timeout(5000))).toEqual([]);
+    expect(await outputTail(agentctlOutput([]), 'agent-1', 10, AbortSignal.timeout(5000))).toEqual({ chunks: [], next: 0 });
   });
 });
 
@@ -85,6 +86,16 @@ describe('logs of a stopped session of an executor that cannot read its output',
     await manager.remove(id);
     expect(await store.readRecordedOutput(id, 'agent-1')).toBeNull();
   });
+
+  it('mirrors the output while the session runs: a stop that cannot copy it (the Pod gone) still leaves it readable', async () => {
+    const output = agentctlOutput(['ready for instructions\n', 'you said: hello\n']);
+    const { manager, store, id } = await readySession(output);
+    // the live follower polls every 2 s and writes what is new: no stop, no command
+    await vi.waitFor(async () => expect(text((await store.readRecordedOutput(id, 'agent-1')) ?? [])).toBe('ready for instructions\nyou said: hello\n'), { timeout: 15_000, interval: 100 });
+    Object.assign(t!.ctx.live.get(id)!.instance.client, { readOutput: () => Promise.reject(new Error('forward closed: the Pod is gone')) });
+    expect((await manager.stop(id)).state).toBe('stopped');
+    expect(text(await collect(manager.logs(id, {})))).toBe('ready for instructions\nyou said: hello\n');
+  }, 20_000);
 
   it('stops anyway when the mirror fails, and then refuses logs as before (resume first)', async () => {
     const broken = {

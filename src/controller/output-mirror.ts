@@ -5,23 +5,22 @@
  * run before, if any) is copied into the inventory, bounded (the last MiB of each, the two latest
  * runs): `logs` of the stopped session answers from it. The workspace keeps the full record, read
  * after a resume. Best effort and bounded in time: a mirror that fails never holds up the stop.
+ * While the session runs, the same record is kept up to date as the output streams (output-follow.ts):
+ * this copy is its last write.
  * @module
  */
-import type { InstanceClient } from '../agentctl-client/index.js';
 import type { Executor } from '../executors/executor.js';
-import { DEFAULT_RECORDED_OUTPUT_BYTES, type RecordedOutputInput, type RuntimeRecord } from '../inventory/index.js';
-import { LIMITS, type OutputChunk } from '../protocol/index.js';
+import { DEFAULT_RECORDED_OUTPUT_BYTES, type RuntimeRecord } from '../inventory/index.js';
 import { errorMessage } from '../shared/errors.js';
 import { sanitize } from '../shared/sanitize.js';
 import { previousAgentProcessId, recordedAgentId } from './agent.js';
 import type { ManagerContext } from './context.js';
 import type { LiveSession } from './live.js';
+import { followersSettled } from './output-follow.js';
+import { outputTail } from './output-follow-tail.js';
 
 /** How long the mirror of one stop may take in all: past it, the stop goes on without it. */
 const MIRROR_BUDGET_MS = 5_000;
-
-/** The client calls the mirror needs (a narrow seam for tests). */
-type OutputReader = Pick<InstanceClient, 'readOutput'>;
 
 /**
  * Mirrors the output of `live`'s agent runs before the stop, when `executor` cannot read it later
@@ -34,9 +33,11 @@ export async function mirrorOutputBeforeStop(ctx: ManagerContext, sessionId: str
   if (current === null) return;
   const previous = previousAgentProcessId(current);
   const signal = AbortSignal.timeout(MIRROR_BUDGET_MS);
+  // the live follower (output-follow.ts) ended with the entry: its last write lands before this copy, never after
+  await untilAborted(followersSettled(ctx.live, sessionId), signal).catch(() => undefined);
   for (const processId of previous === null ? [current] : [previous, current]) {
     try {
-      const chunks = await outputTail(live.instance.client, processId, DEFAULT_RECORDED_OUTPUT_BYTES, signal);
+      const { chunks } = await outputTail(live.instance.client, processId, DEFAULT_RECORDED_OUTPUT_BYTES, signal);
       await untilAborted(ctx.store.putRecordedOutput(sessionId, processId, chunks), signal);
     } catch (err) {
       // the message of an agentctl or store error names neither a token nor a connection string; sanitized anyway
@@ -44,27 +45,6 @@ export async function mirrorOutputBeforeStop(ctx: ManagerContext, sessionId: str
       if (signal.aborted) return;
     }
   }
-}
-
-/**
- * The last chunks of process `processId` holding at least `maxBytes` of output (or all it retains),
- * in sequence order: pages are read backwards from the end, so a long run costs about `maxBytes`
- * plus a page, not everything agentctl retains.
- */
-export async function outputTail(client: OutputReader, processId: string, maxBytes: number, signal: AbortSignal): Promise<RecordedOutputInput[]> {
-  const probe = await client.readOutput(processId, { from: Number.MAX_SAFE_INTEGER, limit: 1, signal });
-  const pages: OutputChunk[][] = [];
-  let bytes = 0;
-  for (let end = probe.next; end > probe.first_available && bytes < maxBytes; ) {
-    const start = Math.max(probe.first_available, end - LIMITS.maxOutputPage);
-    const page = await client.readOutput(processId, { from: start, limit: end - start, signal });
-    const chunks = page.chunks.filter((c) => c.seq < end);
-    pages.unshift(chunks);
-    for (const c of chunks) bytes += Buffer.byteLength(c.data, 'base64');
-    if (chunks.length === 0) break; // nothing retained there after all
-    end = start;
-  }
-  return pages.flat().map((c) => ({ seq: c.seq, stream: c.stream, data: c.data }));
 }
 
 /** `promise`, or a rejection once `signal` aborts (the write itself runs on; only the wait ends). */
