@@ -105,9 +105,10 @@ export class KubernetesExecutor implements Executor {
   createInstance(req: CreateInstanceRequest): Promise<ExecutorInstance> {
     return this.#locks.run(req.identity.instanceId, async () => {
       const profile = this.#profile(req);
-      if (req.previous === undefined) return this.#sweepOnUnresolved(this.#fresh(req, profile));
-      const { meta } = this.#recorded(req.previous.metadata, req.identity.instanceId);
-      return this.#sweepOnUnresolved(reviveLaunch(this.#state(req, profile, meta), { secrets: req.previous.secrets, explainReplacement: false }));
+      const previous = req.previous;
+      if (previous === undefined) return this.#sweepOnUnresolved(this.#fresh(req, profile));
+      const { meta } = this.#recorded(previous.metadata, req.identity.instanceId);
+      return this.#sweepOnUnresolved(this.#userLaunch(() => reviveLaunch(this.#state(req, profile, meta), { secrets: previous.secrets, explainReplacement: false })));
     });
   }
 
@@ -225,10 +226,17 @@ export class KubernetesExecutor implements Executor {
   async #fresh(req: CreateInstanceRequest, profile: KubernetesProfile): Promise<ExecutorInstance> {
     const meta = this.#freshMeta(req, profile);
     const l = this.#state(req, profile, meta);
-    const pools = this.#pools;
-    const pool = pools?.context(req.profile.profile);
-    if (pools === null || pool === undefined) return freshLaunch(l);
-    return pools.launching(() => this.#pooled(pool, l, meta));
+    const pool = this.#pools?.context(req.profile.profile);
+    if (pool === undefined) return this.#userLaunch(() => freshLaunch(l));
+    return this.#userLaunch(() => this.#pooled(pool, l, meta));
+  }
+
+  /**
+   * A launch someone waits for (a fresh one, pooled or not, or a resume): the warm pools make no
+   * member meanwhile, so their refill never competes with it for the node.
+   */
+  #userLaunch<T>(launch: () => Promise<T>): Promise<T> {
+    return this.#pools === null ? launch() : this.#pools.launching(launch);
   }
 
   /** A launch of a pooled profile: the claim, else (a miss) a cold launch that says why. */

@@ -28,7 +28,7 @@ export interface PrestartPlan {
  * The pre-start program. argv after `node`: the start marker, the `prepared` and `prepare.exec`
  * markers, runtime.env, auth.env, the prestart plan, the shell start command (for the fallback).
  */
-export const PRESTART_JS = String.raw`'use strict';
+const PRESTART_JS = String.raw`'use strict';
 var fs = require('fs'), pathMod = require('path'), cp = require('child_process');
 var a = process.argv.slice(1);
 var marker = a[0], prepared = a[1], inExec = a[2], runtimeEnv = a[3], authEnv = a[4], planFile = a[5], shell = a[6];

@@ -85,7 +85,7 @@ export function startScript(paths: BootstrapPaths = bootstrapPaths()): string {
 }
 
 /** The start command without the Node pre-start: what runs where the image has no `node`, after a container restart, and as the pre-start's fallback. */
-export function shellStartScript(paths: BootstrapPaths = bootstrapPaths()): string {
+function shellStartScript(paths: BootstrapPaths = bootstrapPaths()): string {
   const q = shQuote;
   return [
     ...SIGNAL_LINES,

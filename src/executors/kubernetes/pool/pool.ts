@@ -87,7 +87,7 @@ export class WarmPools {
   }
 
   /**
-   * Runs a launch of a pooled profile (its claim, or the cold launch after a miss); no member is
+   * Runs a launch someone waits for (a claim, a cold launch of any profile, a resume); no member is
    * started meanwhile, and the refill runs a moment after the last launch ended (the next of a
    * burst usually follows at once).
    */
