@@ -7,9 +7,10 @@
  * 2. the same with a git:// clone;
  * 3. a burst of 10 warm launches at once from the full pool;
  * 4. a drained pool (size 1, its member just claimed) next to a cold launch of the same Pod + PVC
- *    on a profile without a pool;
+ *    on a profile without a pool, back to back and in turns first;
  * 5. the API-visible floor with a PVC (bench/k8s/floor.ts), one per cold launch, interleaved;
  * 6. N resumes of a suspended session (`idle: {suspend_after: 2s}`): `sendInput` wakes it → ready.
+ * Around each warm launch and the burst, the whole machine's CPU time (bench/k8s/cpu.ts).
  * Writes bench/results/k8s-pool.json (every sample, machine info) and the pool section of
  * BENCHMARKS.md. Measures only: nothing here asserts a time. Everything is removed at the end
  * (berthOnCluster's close deletes the namespaces), also on failure.
@@ -29,6 +30,7 @@ import { createTestRepo, type TestRepo } from '../test/k8s/support/git.js';
 import { createTestNamespace, type TestNamespace } from '../test/k8s/support/namespace.js';
 import { waitFor } from '../test/k8s/support/wait.js';
 import { measureFloor } from './k8s/floor.js';
+import { machineBusyMs } from './k8s/cpu.js';
 import { benchMachine, berthCommit } from './k8s/machine.js';
 import { writePoolSection, type PoolResult } from './k8s/pool-report.js';
 import { summarizeAll } from './k8s/stats.js';
@@ -125,7 +127,9 @@ function expectWarm(r: Run, figure: string, v: SessionView, warm: boolean): void
 async function warmSequential(r: Run, figure: 'warm' | 'warm_repo'): Promise<void> {
   for (let i = 0; i < N; i++) {
     await fullPool(r, 'warm', WARM_SIZE);
+    const cpu0 = machineBusyMs();
     const v = await timedLaunch(r, figure, { executor: 'warm', env: FAST_AGENT_ENV, ...(figure === 'warm_repo' ? { repository: { url: r.repo.url } } : {}) });
+    add(r, `${figure}.machine_cpu_ms`, machineBusyMs() - cpu0);
     expectWarm(r, figure, v, true);
     await r.h.controller.remove(v.id);
     console.log(`[${figure} ${String(i + 1)}/${String(N)}] ${r.samples[`${figure}.total`]!.at(-1)!.toFixed(0)} ms${isWarm(v) ? '' : ' (cold)'}`);
@@ -135,6 +139,8 @@ async function warmSequential(r: Run, figure: 'warm' | 'warm_repo'): Promise<voi
 /** Figure 3: BURST warm launches at once from a full pool. */
 async function warmBurst(r: Run): Promise<void> {
   await fullPool(r, 'warm', WARM_SIZE);
+  const cpu0 = machineBusyMs();
+  const wall0 = performance.now();
   const settled = await Promise.allSettled(
     Array.from({ length: BURST }, async () => {
       const v = await timedLaunch(r, 'burst', { executor: 'warm', env: FAST_AGENT_ENV });
@@ -142,6 +148,8 @@ async function warmBurst(r: Run): Promise<void> {
       return v.id;
     }),
   );
+  add(r, 'burst.machine_cpu_ms', machineBusyMs() - cpu0);
+  add(r, 'burst.wall_ms', performance.now() - wall0);
   for (const s of settled) if (s.status === 'rejected') r.surprises.push({ figure: 'burst', session: '-', detail: `failed: ${errorMessage(s.reason).slice(0, 300)}` });
   await Promise.allSettled(settled.flatMap((s) => (s.status === 'fulfilled' ? [r.h.controller.remove(s.value)] : [])));
   console.log(`[burst] ${String(r.samples['burst.total']?.length ?? 0)}/${String(BURST)} ready: ${(r.samples['burst.total'] ?? []).map((x) => x.toFixed(0)).join(' ')} ms`);
@@ -156,13 +164,18 @@ async function coldAndDrained(r: Run): Promise<void> {
     expectWarm(r, 'drained_holder', holder, true);
     const states = poolStates(r, 'drained');
     add(r, 'drained.members_creating_at_launch', states.creating ?? 0);
-    const drained = await timedLaunch(r, 'drained', { executor: 'drained', env: FAST_AGENT_ENV });
-    expectWarm(r, 'drained', drained, false);
-    await Promise.all([r.h.controller.remove(holder.id), r.h.controller.remove(drained.id)]);
-    await fullPool(r, 'drained', 1); // its refill is over before the cold launch
-
-    const cold = await timedLaunch(r, 'cold', { executor: 'cold', env: FAST_AGENT_ENV });
-    await r.h.controller.remove(cold.id);
+    // the drained launch and the cold one back to back, in turns first, both right after the
+    // holder's claim: the same cluster state for both (no member is made while either runs: the
+    // pools wait for every launch)
+    const runDrained = async (): Promise<SessionView> => {
+      const v = await timedLaunch(r, 'drained', { executor: 'drained', env: FAST_AGENT_ENV });
+      expectWarm(r, 'drained', v, false);
+      return v;
+    };
+    const runCold = (): Promise<SessionView> => timedLaunch(r, 'cold', { executor: 'cold', env: FAST_AGENT_ENV });
+    const [drained, cold] = i % 2 === 0 ? [await runDrained(), await runCold()] : await runCold().then(async (c) => [await runDrained(), c] as const);
+    await Promise.all([holder, drained, cold].map((v) => r.h.controller.remove(v.id)));
+    await fullPool(r, 'drained', 1); // its refill is over before the next
     try {
       const f = await measureFloor(r.h.admin, r.floorNs.name, env.agentImage, `floor-pvc-${String(i)}`, true);
       add(r, 'floor.api.pvc', f.apiMs);

@@ -62,4 +62,12 @@ describe('poolSection', () => {
     expect(md).toContain('| ≤ 150 ms | **missed** |');
     expect(md).toContain('warm s-1 (cold; the pool is empty)');
   });
+
+  it("states the machine's CPU around the warm launches and the burst, and what it bounds", () => {
+    const cpu = poolSection({ ...r, samples: { ...samples, 'warm.machine_cpu_ms': [70, 80, 90], 'burst.machine_cpu_ms': [900], 'burst.wall_ms': [600] } });
+    expect(cpu).toContain('spent 80 ms of CPU during a single warm launch');
+    expect(cpu).toContain('and 900 ms during the burst, whose 600 ms of wall time on 2 CPUs it kept 75 % busy');
+    expect(cpu).toContain('450 ms at the least on 2 CPUs');
+    expect(md, 'no CPU line without its samples').not.toContain('**CPU.**');
+  });
 });

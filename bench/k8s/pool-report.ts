@@ -82,6 +82,8 @@ const STAGE_FIGURES: readonly [string, string][] = [
   ['cold', 'cold, no pool'],
   ['resume', 'resume of a suspended session'],
 ];
+const int = (v: number): string => (Number.isFinite(v) ? String(Math.round(v)) : '–');
+
 const STAGES = ['pool_claim', 'storage', 'pod_ready', 'bootstrap', 'agentctl_connect', 'agent_start'] as const;
 const SPANS = ['stages_wall', 'call_to_first_stage', 'last_stage_to_settled'] as const;
 
@@ -90,7 +92,6 @@ const SPANS = ['stages_wall', 'call_to_first_stage', 'last_stage_to_settled'] as
  * with overlaps counted once, call → first stage and last stage → settled; the total's p50 and p95.
  */
 export function stageRows(s: Record<string, number[]>): string[][] {
-  const int = (v: number): string => (Number.isFinite(v) ? String(Math.round(v)) : '–');
   return STAGE_FIGURES.filter(([k]) => (s[`${k}.total`]?.length ?? 0) > 0).map(([k, label]) => [
     label,
     String(s[`${k}.total`]?.length ?? 0),
@@ -99,6 +100,16 @@ export function stageRows(s: Record<string, number[]>): string[][] {
     int(pct(s[`${k}.total`] ?? [], 50)),
     int(pct(s[`${k}.total`] ?? [], 95)),
   ]);
+}
+
+/** The machine's CPU around the warm launches and the burst: what bounds a burst on this machine. */
+function cpuLine(s: Record<string, number[]>, cpus: number): string {
+  const one = pct(s['warm.machine_cpu_ms'] ?? [], 50);
+  const burstCpu = pct(s['burst.machine_cpu_ms'] ?? [], 50);
+  const wall = pct(s['burst.wall_ms'] ?? [], 50);
+  if (![one, burstCpu, wall].every(Number.isFinite)) return '';
+  const busy = burstCpu / (wall * cpus);
+  return `**CPU.** The whole machine (the controller, the test cluster's API server, kubelet and containerd, the Pods) spent ${int(one)} ms of CPU during a single warm launch (p50, from /proc/stat, 10 ms ticks), and ${int(burstCpu)} ms during the burst, whose ${int(wall)} ms of wall time on ${String(cpus)} CPUs it kept ${(busy * 100).toFixed(0)} % busy. A burst of ${String(s['burst.total']?.length ?? 0)} cannot end before its CPU is spent: ${int(burstCpu / cpus)} ms at the least on ${String(cpus)} CPUs.`;
 }
 
 export function poolSection(r: PoolResult): string {
@@ -121,7 +132,9 @@ export function poolSection(r: PoolResult): string {
     '',
     surprises,
     '',
-    `What was measured, all in one run, against one controller in this process (the executor's ServiceAccount in a fresh restricted namespace). *Warm*: a profile with \`pool: {size: ${String(r.setup.warm_pool_size)}}\` (managed PVC); before each of the N sequential launches the bench waits until the inventory's \`pool_members\` holds ${String(r.setup.warm_pool_size)} ready rows, so each launch finds a full pool; the time is the launch call → \`waitUntilSettled\` returned \`ready\`, and a launch counts as warm when its view has a \`pool_claim\` stage that succeeded. Then the same with a git:// clone of a one-commit repository, and a burst of ${String(r.setup.burst)} launches at once from the full pool (each launch's own call → ready). *Drained*: a profile with \`pool: {size: ${String(r.setup.drained_pool_size)}}\` whose one member a first launch has just claimed (that claim kicks off the refill, so a new member is being made on the node while the measured launch runs, as after a real burst); *cold*: the same Pod and PVC on a profile without a pool; the *API-visible floor* is a sleeping Pod with a fresh 1Gi PVC created with client-node as the admin kubeconfig (create call → the watch event that shows it running), one per cold launch, interleaved. *Resume*: one session of a profile with \`idle: {suspend_after: ${r.setup.suspend_after}}\`, N times: wait until it is \`suspended\` (Pod deleted, PVC kept), then time \`sendInput(id, 'x\\n')\` (which wakes it: a new Pod on the kept volume) → \`waitUntilSettled\` ready. Measures only: nothing here asserts a time.`,
+    cpuLine(r.samples, m.cpus),
+    '',
+    `What was measured, all in one run, against one controller in this process (the executor's ServiceAccount in a fresh restricted namespace). *Warm*: a profile with \`pool: {size: ${String(r.setup.warm_pool_size)}}\` (managed PVC); before each of the N sequential launches the bench waits until the inventory's \`pool_members\` holds ${String(r.setup.warm_pool_size)} ready rows, so each launch finds a full pool; the time is the launch call → \`waitUntilSettled\` returned \`ready\`, and a launch counts as warm when its view has a \`pool_claim\` stage that succeeded. Then the same with a git:// clone of a one-commit repository, and a burst of ${String(r.setup.burst)} launches at once from the full pool (each launch's own call → ready). *Drained*: a profile with \`pool: {size: ${String(r.setup.drained_pool_size)}}\` whose one member a first launch has just claimed; *cold*: the same Pod and PVC on a profile without a pool, run right before or right after the drained launch (in turns), so both meet the cluster in the same state (no member is made while either runs: the pools wait for every launch of the executor, and refill after); the *API-visible floor* is a sleeping Pod with a fresh 1Gi PVC created with client-node as the admin kubeconfig (create call → the watch event that shows it running), one per cold launch, interleaved. *Resume*: one session of a profile with \`idle: {suspend_after: ${r.setup.suspend_after}}\`, N times: wait until it is \`suspended\` (Pod deleted, PVC kept), then time \`sendInput(id, 'x\\n')\` (which wakes it: a new Pod on the kept volume) → \`waitUntilSettled\` ready. Measures only: nothing here asserts a time.`,
     '',
     'Reproduce: `eval "$(bash test/cluster/cluster.sh env)" && npm run bench:pool` (needs dist/ from `npm run build` and the running test cluster; BENCH_N, default 10). Every sample is in bench/results/k8s-pool.json.',
   ].join('\n');
