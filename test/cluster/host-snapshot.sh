@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prints what the test cluster may change on the host, normalised so two snapshots can be diffed:
-# network links and bridges, iptables chains and rules (counters dropped), mounts, the sysctls
+# network links and bridges, iptables chains and rules (counters dropped), nftables tables, mounts, the sysctls
 # `up` sets, cgroups named after the cluster, and processes running from the cluster's cache.
 # scripts/test.sh takes one before `cluster:up` and one after `cluster:down` and fails on a difference.
 set -uo pipefail
@@ -18,6 +18,16 @@ for table in filter nat mangle; do
   section "iptables $table"
   iptables-save -t "$table" 2>/dev/null | grep -E '^(:|-A)' | sed -E 's/ \[[0-9]+:[0-9]+\]$//' | sort
 done
+# nftables tables other than iptables-nft's own (those are the iptables sections above), e.g. the
+# NetworkPolicy enforcer's inet kube-network-policies. No nft(8) here: the cluster binary lists them
+# (`kube netpol tables`); before its first build there is none, and nothing of ours either.
+section "nftables tables"
+kube_bin=$(ls -t "$CACHE"/bin/kube-* 2>/dev/null | grep -v '\.partial$' | head -n 1)
+if command -v nft >/dev/null 2>&1; then
+  nft list tables 2>/dev/null | sed 's/^table //'
+elif [[ -n $kube_bin ]] && "$kube_bin" netpol tables >/dev/null 2>&1; then
+  "$kube_bin" netpol tables 2>/dev/null
+fi | grep -vE '^(ip|ip6) (filter|nat|mangle|raw|security)$' | sort
 section mounts
 findmnt -rn -o TARGET 2>/dev/null | sort
 section sysctls

@@ -8,6 +8,7 @@
 //	kube etcd ...                (etcd, the version Kubernetes 1.34 is tested with)
 //	kube kubectl ...             (kubectl, the client of the same version)
 //	kube helm ...                (helm, Helm v4's own command, on the same client-go)
+//	kube netpol ...              (NetworkPolicy enforcer: sigs.k8s.io/kube-network-policies, see netpol.go)
 //	kube version
 //
 // The components are the real ones: their cobra commands come straight from
@@ -54,7 +55,7 @@ import (
 )
 
 func usage() {
-	fmt.Fprintf(os.Stderr, "usage: %s apiserver|controller-manager|scheduler|kubelet|etcd|kubectl|helm|version [flags]\n", os.Args[0])
+	fmt.Fprintf(os.Stderr, "usage: %s apiserver|controller-manager|scheduler|kubelet|etcd|kubectl|helm|netpol|version [flags]\n", os.Args[0])
 }
 
 func main() {
@@ -96,6 +97,8 @@ func main() {
 		return
 	case "helm":
 		os.Exit(runHelm(os.Args[2:]))
+	case "netpol":
+		os.Exit(runNetpol(os.Args[2:]))
 	case "version", "--version":
 		fmt.Println(version.Get().GitVersion)
 		return
