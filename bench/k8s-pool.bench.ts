@@ -4,7 +4,8 @@
  * process, as the executor's ServiceAccount in a fresh restricted namespace:
  * 1. N sequential warm launches without a repository (BENCH_N, default 10) from a full pool of
  *    max(N, 10), each after the pool refilled; per-stage durations;
- * 2. the same with a git:// clone;
+ * 2. the same from a repository pool (`pool: {repository: <the bench's git:// repository>}`, size 2):
+ *    members keep a clone, a claim fetches and checks out;
  * 3. a burst of 10 warm launches at once from the full pool;
  * 4. a drained pool (size 1, its member just claimed) next to a cold launch of the same Pod + PVC
  *    on a profile without a pool, back to back and in turns first;
@@ -38,6 +39,8 @@ import { summarizeAll } from './k8s/stats.js';
 const N = Math.max(1, Number.parseInt(process.env.BENCH_N ?? '10', 10) || 10);
 const BURST = 10;
 const WARM_SIZE = Math.max(N, BURST);
+/** The repository pool: members keep a clone of the bench's repository; a claim fetches and checks out. */
+const REPO_POOL_SIZE = 2;
 const SUSPEND_AFTER = '2s';
 const STAGES = ['pool_claim', 'storage', 'pod_ready', 'bootstrap', 'agentctl_connect', 'agent_start'] as const;
 const REFILL_TIMEOUT_MS = 300_000;
@@ -126,9 +129,10 @@ function expectWarm(r: Run, figure: string, v: SessionView, warm: boolean): void
 /** Figures 1 and 2: N sequential warm launches each, from a full pool. */
 async function warmSequential(r: Run, figure: 'warm' | 'warm_repo'): Promise<void> {
   for (let i = 0; i < N; i++) {
-    await fullPool(r, 'warm', WARM_SIZE);
+    const [profile, size] = figure === 'warm' ? ['warm', WARM_SIZE] : ['warm_repo', REPO_POOL_SIZE];
+    await fullPool(r, profile, size);
     const cpu0 = machineBusyMs();
-    const v = await timedLaunch(r, figure, { executor: 'warm', env: FAST_AGENT_ENV, ...(figure === 'warm_repo' ? { repository: { url: r.repo.url } } : {}) });
+    const v = await timedLaunch(r, figure, { executor: profile, env: FAST_AGENT_ENV, ...(figure === 'warm_repo' ? { repository: { url: r.repo.url } } : {}) });
     add(r, `${figure}.machine_cpu_ms`, machineBusyMs() - cpu0);
     expectWarm(r, figure, v, true);
     await r.h.controller.remove(v.id);
@@ -217,8 +221,13 @@ async function main(): Promise<void> {
   const repo = await createTestRepo('pool-bench', { 'README.md': '# pool bench\n' });
   const h = await berthOnCluster({
     prefix: 'pool-bench',
-    profiles: { warm: managed, drained: managed, cold: managed, idle: managed },
-    profileFields: { warm: { pool: { size: WARM_SIZE } }, drained: { pool: { size: 1 } }, idle: { idle: { suspend_after: SUSPEND_AFTER } } },
+    profiles: { warm: managed, warm_repo: managed, drained: managed, cold: managed, idle: managed },
+    profileFields: {
+      warm: { pool: { size: WARM_SIZE } },
+      warm_repo: { pool: { size: REPO_POOL_SIZE, repository: repo.url } },
+      drained: { pool: { size: 1 } },
+      idle: { idle: { suspend_after: SUSPEND_AFTER } },
+    },
   });
   const version = await h.admin.makeApiClient(VersionApi).getCode();
   let floorNs: TestNamespace | undefined;
@@ -235,6 +244,7 @@ async function main(): Promise<void> {
   try {
     floorNs = await createTestNamespace(h.admin, 'pool-floor', { podSecurity: 'restricted' });
     r.floorNs = floorNs;
+    await fullPool(r, 'warm_repo', REPO_POOL_SIZE); // made before the figures: no refill of it weighs on them
     await warmSequential(r, 'warm');
     await warmSequential(r, 'warm_repo');
     await warmBurst(r);
