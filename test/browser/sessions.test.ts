@@ -110,6 +110,9 @@ describe('dashboard with local sessions', () => {
     await page.getByTestId('terminal-open').click();
     const term = page.getByTestId('terminal');
     await term.waitFor();
+    // typed once the shell shows its prompt, as a person does (typeahead sent while the shell still
+    // starts can lose its first keystroke on a loaded machine: seen once, 'cho $((6*7))')
+    await expect.poll(async () => /\$\s*$/.test(((await term.innerText()) ?? '').trimEnd() + ' '), { timeout: 20_000 }).toBe(true);
     await term.click();
     await page.keyboard.type('echo $((6*7))');
     await page.keyboard.press('Enter');

@@ -108,9 +108,11 @@ describe.concurrent('kubernetes executor: bootstrap budgets, nonce, stop', () =>
     const check = async (): Promise<string> => {
       const nonce = await recordedNonce(h.dataDir, v.id);
       expect(nonce).toMatch(/^[0-9a-f]{64}$/);
-      const r = await execText(c, v.id, ['sh', '-c', 'cat /run/berth/auth.env; tr "\\0" "\\n" </proc/1/environ; ls -a /run/berth; env; cat /run/berth/* 2>/dev/null; :']);
+      // every process's environment: PID 1's as it started, and the agent's, which agentctl's own (the
+      // env files, loaded by the Node pre-start after the container started) is passed on to
+      const r = await execText(c, v.id, ['sh', '-c', 'cat /run/berth/auth.env; for e in /proc/[0-9]*/environ; do tr "\\0" "\\n" <"$e" 2>/dev/null; done; ls -a /run/berth; env; cat /run/berth/* 2>/dev/null; :']);
       expect(r.exitCode).toBe(0);
-      expect(r.stdout, 'the exec saw PID 1 (agentctl) environment').toContain('AGENTCTL_BOOTSTRAP_NONCE_FILE=/run/berth/nonce');
+      expect(r.stdout, "the exec saw the agent's environment, with the session's variables").toContain(`BERTH_SESSION_ID=${v.id}`);
       expect(r.stdout, 'the nonce is nowhere an agent can read').not.toContain(nonce);
       expect(r.stdout).not.toMatch(/AGENTCTL_BOOTSTRAP_NONCE=/);
       expect(r.stdout.split('\n'), 'agentctl removed the nonce file').not.toContain('nonce');

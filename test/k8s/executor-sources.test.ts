@@ -104,7 +104,9 @@ describe.concurrent('kubernetes executor: workspace sources and agentctl builds'
     const c = h.controller;
     const v = await launchReady(c, { executor: 'bundle', env: FAST_AGENT_ENV });
     const imageNode = (await execText(c, v.id, ['node', '--version'])).stdout.trim();
-    const agentctl = (await execText(c, v.id, ['sh', '-c', 'tr "\\0" " " </proc/1/cmdline'])).stdout;
+    // PID 1 is the Node pre-start running agentctl, titled like the launcher's command (the title
+    // fills the pre-start's longer argv area: its NULs come out as trailing spaces)
+    const agentctl = `${(await execText(c, v.id, ['sh', '-c', 'tr "\\0" " " </proc/1/cmdline'])).stdout.trimEnd()} `;
     // the same start by hand, with the loader saying whether V8 took the delivered cache
     const byHand = await execText(c, v.id, ['sh', '-c', 'AGENTCTL_CODE_CACHE_REPORT=1 /opt/berth/bin/agentctl --version']);
     // the cache is Node-version specific: the test image pins the Node this repository is built with

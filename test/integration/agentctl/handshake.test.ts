@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { AgentctlProcess, cleanup } from '../support/agentctl.js';
+import { AGENTCTL_FEATURES } from '../../../src/protocol/index.js';
 
 afterAll(() => cleanup());
 
@@ -8,7 +9,7 @@ describe('agentctl control - health and nonce handshake', () => {
     const agentctl = await AgentctlProcess.start();
     const res = await agentctl.request('GET', '/health');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: 'ok', version: expect.any(String) });
+    expect(res.body).toEqual({ status: 'ok', version: expect.any(String), features: [AGENTCTL_FEATURES.instanceApiOnControl] });
   });
 
   it('rejects a wrong or missing nonce and accepts the right one exactly once', async () => {

@@ -15,6 +15,7 @@ import {
   outputText,
 } from '../../../src/agentctl-client/index.js';
 import type { WebSocketFactory, WebSocketLike } from '../../../src/agentctl-client/index.js';
+import { AGENTCTL_FEATURES } from '../../../src/protocol/index.js';
 import { AgentctlProcess, cleanup, tempDir } from '../support/agentctl.js';
 
 const dirs: string[] = [];
@@ -62,7 +63,7 @@ describe('ControlClient against agentctl', () => {
     const agentctl = await AgentctlProcess.start();
     const nonce = agentctl.nonce ?? '';
     const control = new ControlClient({ baseUrl: agentctl.url });
-    expect(await control.health()).toEqual({ status: 'ok', version: expect.any(String) });
+    expect(await control.health()).toEqual({ status: 'ok', version: expect.any(String), features: [AGENTCTL_FEATURES.instanceApiOnControl] });
 
     const token = await control.handshake(nonce);
     expect(token).toMatch(/^[0-9a-f]{64}$/);
