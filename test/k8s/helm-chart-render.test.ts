@@ -214,6 +214,23 @@ describe('the Helm chart, rendered', () => {
     expect(loaded.store.backend).toBe(values === POSTGRES ? 'postgres' : 'sqlite');
   });
 
+  it("puts sessions.pool and sessions.idle on the profile, where Berth's loader accepts them (and none when empty)", async () => {
+    const plain = berthYaml(await render({}));
+    expect(plain.profiles.k8s.pool).toBeUndefined();
+    expect(plain.profiles.k8s.idle).toBeUndefined();
+    const objs = await render({ sessions: { pool: { size: 2, max_age: '12h' }, idle: { suspend_after: '30m' } } });
+    const data = (find(objs, 'ConfigMap', `${FULLNAME}-config`) as any).data as Record<string, string>;
+    const cfg = parse(data['berth.yaml']!);
+    expect(cfg.profiles.k8s.pool).toEqual({ size: 2, max_age: '12h' });
+    expect(cfg.profiles.k8s.idle).toEqual({ suspend_after: '30m' });
+    const dir = mkdtempSync(join(work, 'config-'));
+    writeFileSync(join(dir, 'pod-template.yaml'), data['pod-template.yaml']!);
+    cfg.profiles.k8s.kubernetes.pod_template_file = './pod-template.yaml';
+    writeFileSync(join(dir, 'berth.yaml'), stringify(cfg));
+    const loaded = loadConfig({ dataDir: dir, path: join(dir, 'berth.yaml') });
+    expect(loaded.profiles.k8s?.pool?.size).toBe(2);
+  });
+
   it.each([
     ['config.store', { config: { store: { backend: 'sqlite' } } }, /config\.store: set store\.backend/],
     ['a template in sessions.kubernetes', { sessions: { kubernetes: { pod_template: 'spec: {}' } } }, /sessions\.kubernetes: set the template in sessions\.podTemplate/],

@@ -112,7 +112,10 @@ secret_env), its profile (pod_template_file: the mounted podTemplate) and the st
 {{- if eq .Values.store.backend "postgres" }}
 {{- $store = dict "backend" "postgres" "url_env" "BERTH_DATABASE_URL" "secret_key_env" "BERTH_SECRET_KEY" }}
 {{- end }}
-{{- $built := dict "executors" (dict $execName $exec) "profiles" (dict $profName (dict "executor" $execName "kubernetes" $k8s)) }}
+{{- $profile := dict "executor" $execName "kubernetes" $k8s }}
+{{- if .Values.sessions.pool }}{{ $_ := set $profile "pool" .Values.sessions.pool }}{{ end }}
+{{- if .Values.sessions.idle }}{{ $_ := set $profile "idle" .Values.sessions.idle }}{{ end }}
+{{- $built := dict "executors" (dict $execName $exec) "profiles" (dict $profName $profile) }}
 {{- $cfg = mergeOverwrite $cfg $built }}
 {{- $_ := set $cfg "store" $store }}
 {{- if not (dig "defaults" "executor" "" $cfg) }}
