@@ -10,8 +10,10 @@
  * release: the standby waits for the Lease to lapse, unless the restarted container, same identity,
  * takes it back first). Each time the new leader serves the session without re-running its agent. Killed mid-launch, the launch ends ready (or failed and resumable); killed mid-rm, the
  * session is gone or removable. Postgres restarted under a launch: the controller reconnects and the
- * session's rows are kept. At the end nothing Berth-labelled is left. Takeover and launch times are
- * printed (no timing assertions). */
+ * session's rows are kept. A second profile has a warm pool: only the leader makes members, the pool
+ * never holds more than its size, launches claim warm, and after a leader kill the next leader
+ * refills it. At the end nothing Berth-labelled is left but the pool's members. Takeover and launch
+ * times are printed (no timing assertions). */
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import pg from 'pg';
@@ -19,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BerthApiError } from '../../src/api/errors.js';
 import type { SessionView } from '../../src/controller/service.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';
-import { ensureArtifacts, FAST_AGENT_ENV, labelledLeftovers } from './support/berth.js';
+import { ensureArtifacts, FAST_AGENT_ENV } from './support/berth.js';
 import { apiServerAddress, forceDeletePod, installChart, killContainer, probePod, serviceApi, untilNewLeaderReady, untilReadyz, waitForLeader, type ChartRelease, type ServiceApi } from './support/chart-release.js';
 import { CONTROLLER_IMAGE_BUILD_TIMEOUT_MS, controllerImage } from './support/controller-image.js';
 import { clusterEnv, requireEnv } from './support/env.js';
@@ -41,6 +43,8 @@ const KILLS = 5;
 type KillKind = 'delete' | 'sigkill';
 const KIND_LABEL: Record<KillKind, string> = { delete: 'Pod force-deleted (SIGTERM: the Lease is released)', sigkill: 'process SIGKILLed (the Lease lapses)' };
 const MARKER = 'marker-helm-postgres\n';
+/** The pooled profile's size. */
+const POOL_SIZE = 2;
 
 /** A session name of its own per run: a retried test must not trip over the name its first run took. */
 const unique = (name: string): string => `${name}-${randomBytes(3).toString('hex')}`;
@@ -175,7 +179,11 @@ describe('the Helm chart with store postgres: two replicas, the leader killed', 
         podTemplate: { spec: { enableServiceLinks: false, containers: [{ name: 'agent', image: env.agentImage, imagePullPolicy: 'Never' }] } },
         kubernetes: { workspace: { mode: 'managed_pvc', size: '1Gi' } },
       },
-      config: { agents: { fast: { command: ['{{agentctl}}', 'demo-agent'], env: FAST_AGENT_ENV } } },
+      config: {
+        agents: { fast: { command: ['{{agentctl}}', 'demo-agent'], env: FAST_AGENT_ENV } },
+        // a second profile on the same executor with a warm pool: only the leader makes members
+        profiles: { pooled: { executor: 'kubernetes', kubernetes: { pod_template_file: '/etc/berth/config/pod-template.yaml', workspace: { mode: 'managed_pvc', size: '1Gi' } }, pool: { size: POOL_SIZE } } },
+      },
       extraEnv: [
         { name: 'KUBERNETES_SERVICE_HOST', value: apiServer.host },
         { name: 'KUBERNETES_SERVICE_PORT', value: apiServer.port },
@@ -286,11 +294,66 @@ describe('the Helm chart with store postgres: two replicas, the leader killed', 
     expect(await catMarker(launched.id)).toBe(MARKER);
   }, 600_000);
 
-  it('removes every session and leaves nothing Berth-labelled in the sessions namespace', async () => {
+  /** The pooled profile's members as the leader's API lists them, and the member Pods in the sessions namespace. */
+  async function poolNow(): Promise<{ ready: number; creating: number; total: number; pods: number }> {
+    const pool = (await client().pools.list()).find((p) => p.profile === 'pooled');
+    const pods = (await core.listNamespacedPod({ namespace: sessionsNs.name })).items.filter((p) => (p.metadata?.labels?.['berth.dev/session-id'] ?? '').startsWith('pool-') && !p.metadata?.deletionTimestamp);
+    return { ready: pool?.ready ?? 0, creating: pool?.creating ?? 0, total: pool?.members.length ?? 0, pods: pods.length };
+  }
+
+  /** Waits until the pool is full, checking at every look that it never holds (or runs) more members than its size. */
+  async function untilPoolFull(): Promise<void> {
+    await waitFor(
+      `${POOL_SIZE} ready members of the pooled profile`,
+      async () => {
+        let now;
+        try {
+          now = await poolNow();
+        } catch (err) {
+          if (err instanceof BerthApiError) throw err;
+          await reconnect(); // a new leader
+          return undefined;
+        }
+        expect(now.total, `members recorded ${JSON.stringify(now)}`).toBeLessThanOrEqual(POOL_SIZE);
+        expect(now.pods, `member Pods running ${JSON.stringify(now)}`).toBeLessThanOrEqual(POOL_SIZE);
+        return now.ready === POOL_SIZE && now.pods === POOL_SIZE ? true : undefined;
+      },
+      { timeoutMs: 240_000, intervalMs: 250 },
+    );
+  }
+
+  async function launchWarm(name: string): Promise<SessionView> {
+    const launched = await client().launch({ repository: { url: repo.url }, executor: 'pooled', agent: 'fast', name: unique(name) });
+    const v = await settled(launched.id);
+    expect(v.state, JSON.stringify(v.error)).toBe('ready');
+    expect(v.stages.find((st) => st.name === 'pool'), JSON.stringify(v.stages)).toMatchObject({ reason: 'Warm' });
+    expect(await catMarker(v.id)).toBe(MARKER);
+    return v;
+  }
+
+  it('keeps a warm pool under the leader only: full, never over its size, warm launches; refilled by the next leader after a kill', async () => {
+    await untilPoolFull();
+    const first = await launchWarm('warm-1');
+    await untilPoolFull(); // refilled by the leader, never past its size
+    const kill = await armKill('delete');
+    await kill.fire();
+    await untilPoolFull(); // the new leader's pool: the members the old one made are claimable, nothing doubled
+    const second = await launchWarm('warm-2');
+    expect(second.id).not.toBe(first.id);
+    await untilPoolFull();
+    for (const id of [first.id, second.id]) await client().remove(id);
+  }, 900_000);
+
+  it("removes every session and leaves nothing Berth-labelled in the sessions namespace but the warm pool's members", async () => {
     await launchReady('last');
     for (const s of await client().list()) await client().remove(s.id);
     expect(await client().list()).toEqual([]);
-    expect(await labelledLeftovers(core, sessionsNs.name)).toEqual([]);
+    const selector = 'app.kubernetes.io/managed-by=berth';
+    const notMember = (o: { metadata?: { name?: string; labels?: Record<string, string> } }): boolean => !(o.metadata?.labels?.['berth.dev/session-id'] ?? '').startsWith('pool-');
+    const pods = (await core.listNamespacedPod({ namespace: sessionsNs.name, labelSelector: selector })).items.filter(notMember);
+    const pvcs = (await core.listNamespacedPersistentVolumeClaim({ namespace: sessionsNs.name, labelSelector: selector })).items.filter(notMember);
+    expect([...pods, ...pvcs].map((o) => o.metadata?.name), "nothing but the warm pool's members").toEqual([]);
+    expect((await poolNow()).pods, 'the pool keeps its members').toBe(POOL_SIZE);
     console.log(`[helm-postgres] launch → ready through the in-cluster controller: ${ms(launchMs)}`);
     for (const kind of ['delete', 'sigkill'] as const) {
       console.log(`[helm-postgres] takeover over every ${kind} kill (with a ready session, mid-launch, mid-rm): ${ms(takeovers[kind])}; taken over by: ${takenBy[kind].join(', ')}`);
