@@ -64,15 +64,21 @@ export class SecretStoreError extends Error {
 
 /**
  * Thrown by insertSession (insertPoolMember) when the id is taken by a different session (pool
- * member); an identical one is returned instead. `sessionId`: the id taken, whichever kind.
+ * member); an identical one is returned instead. `sessionId`: the id taken, whichever kind. Thrown
+ * by putEgressCredential when another session holds the token digest (`sessionId`: the writer; the
+ * digest is not shown).
  */
 export class InventoryDuplicateError extends Error {
   override readonly name = 'InventoryDuplicateError';
   constructor(
     readonly sessionId: string,
-    what: 'session' | 'pool member' = 'session',
+    what: 'session' | 'pool member' | 'egress token digest' = 'session',
   ) {
-    super(`inventory: ${what} '${sessionId}' already exists with other content`);
+    super(
+      what === 'egress token digest'
+        ? `inventory: the egress token digest written for session '${sessionId}' is another session's`
+        : `inventory: ${what} '${sessionId}' already exists with other content`,
+    );
   }
 }
 

@@ -1,11 +1,11 @@
 /**
  * The durable inventory: sessions, runtime rows (one per running instance), warm pool members,
- * encrypted secrets and mirrored agent output, behind one async interface (`Inventory`) with two backends: SQLite in the data
+ * encrypted secrets, mirrored agent output and egress proxy credentials and records, behind one async interface (`Inventory`) with two backends: SQLite in the data
  * dir (the default) and Postgres shared by a controller's replicas. `openInventory` opens the one
  * berth.yaml names.
  * @module
  */
-export type { Inventory, InventoryFence } from './inventory.js';
+export type { EgressRecordInput, EgressRecordRow, EgressSummary, Inventory, InventoryFence } from './inventory.js';
 export { openInventory, postgresSettings } from './open.js';
 export { InventoryStore } from './store.js';
 export { timeInventory } from './timed.js';

@@ -26,6 +26,55 @@ export interface InventoryFence {
   generation: number;
 }
 
+/** A session's egress proxy credential (issue 23): only the sha256 (hex) of its token is stored. */
+export interface EgressCredentialRecord {
+  sessionId: string;
+  /** The sha256 of the token, 64 lowercase hex digits; unique across sessions. */
+  tokenDigest: string;
+  /** JSON of the session's egress policy (opaque to the store). */
+  policy: string;
+  createdAt: string;
+}
+
+/** One connection (or request) through a session's egress proxy, as the proxy reports it. */
+export interface EgressRecordInput {
+  sessionId: string;
+  host: string;
+  port: number;
+  method: string;
+  allowed: boolean;
+  reason: string | null;
+  status: number | null;
+  bytesUp: number;
+  bytesDown: number;
+  /** Epoch milliseconds. */
+  startedAt: number;
+  endedAt: number;
+  /** The provider of a brokered (credential-injecting) request. */
+  broker: string | null;
+  inputTokens: number | null;
+  outputTokens: number | null;
+}
+
+export interface EgressRecordRow extends EgressRecordInput {
+  /** Increasing per store (and, within a session, in the order the appends committed). */
+  seq: number;
+}
+
+/** A session's egress over its kept records (zeros and a null `lastAt` when there are none). */
+export interface EgressSummary {
+  connections: number;
+  denied: number;
+  bytesUp: number;
+  bytesDown: number;
+  /** The latest `endedAt`. */
+  lastAt: number | null;
+  /** Records with a broker. */
+  brokerRequests: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
 export interface Inventory {
   /** Which backend this is (`sqlite`, `postgres`), for metrics and `berth doctor`. */
   readonly backend: 'sqlite' | 'postgres';
@@ -38,7 +87,7 @@ export interface Inventory {
   listSessions(): Promise<SessionRecord[]>;
   /** Updates the mutable fields of a session; the new record, or null when it does not exist. */
   updateSession(id: string, patch: SessionPatch): Promise<SessionRecord | null>;
-  /** Deletes a session, its runtime row, the secrets that row references and its recorded output. */
+  /** Deletes a session, its runtime row, the secrets that row references, its recorded output and its egress credential and records. */
   deleteSession(id: string): Promise<void>;
 
   getRuntime(sessionId: string): Promise<RuntimeRecord | null>;
@@ -83,6 +132,27 @@ export interface Inventory {
   putRecordedOutput(sessionId: string, processId: string, chunks: readonly RecordedOutputInput[], opts?: RecordedOutputOptions): Promise<boolean>;
   /** The recorded output of run `processId` from sequence `from` on; null when that run is not recorded. */
   readRecordedOutput(sessionId: string, processId: string, from?: number): Promise<RecordedOutputRecord[] | null>;
+
+  /**
+   * Stores the egress credential of a session, replacing its previous one (one per session). False
+   * (nothing written) when the session does not exist; a digest held by another session:
+   * InventoryDuplicateError. TypeError for a malformed record (a digest is 64 lowercase hex digits).
+   */
+  putEgressCredential(record: Omit<EgressCredentialRecord, 'createdAt'>): Promise<boolean>;
+  /** The credential whose token has this digest; null when none. */
+  findEgressCredential(tokenDigest: string): Promise<EgressCredentialRecord | null>;
+  /** Deletes a session's egress credential; a missing one is fine. */
+  deleteEgressCredential(sessionId: string): Promise<void>;
+  /**
+   * Appends egress records in one transaction (TypeError, nothing written, when one is malformed);
+   * records of sessions that do not exist are dropped. Returns the rows inserted. Keeps only the
+   * latest EGRESS_RECORDS_KEPT (10 000) of each session, the older ones deleted in that transaction.
+   */
+  appendEgressRecords(records: readonly EgressRecordInput[]): Promise<number>;
+  /** A session's records after seq `opts.after` (default 0), ascending, at most `opts.limit` (default 1000, at most 10 000). */
+  listEgressRecords(sessionId: string, opts?: { after?: number; limit?: number }): Promise<EgressRecordRow[]>;
+  /** Totals over a session's kept records. */
+  egressSummary(sessionId: string): Promise<EgressSummary>;
 
   /** Encrypts and stores a secret under `id` (replacing one); returns the id. */
   putSecret(id: string, plaintext: string): Promise<string>;

@@ -110,6 +110,38 @@ const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 6,
+    // egress-records.ts: a session's proxy credential (its token's sha256 only) and its connection
+    // records (the latest kept), deleted with the session; AUTOINCREMENT: a seq is never reused
+    name: 'egress',
+    sql: `
+      CREATE TABLE egress_credentials (
+        session_id    TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        token_digest  TEXT NOT NULL UNIQUE,   -- sha256 (hex) of the token
+        policy        TEXT NOT NULL,          -- JSON, opaque to the store
+        created_at    TEXT NOT NULL
+      );
+      CREATE TABLE egress_records (
+        seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id    TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        host          TEXT NOT NULL,
+        port          INTEGER NOT NULL,
+        method        TEXT NOT NULL,
+        allowed       INTEGER NOT NULL,       -- 0 or 1
+        reason        TEXT,
+        status        INTEGER,
+        bytes_up      INTEGER NOT NULL,
+        bytes_down    INTEGER NOT NULL,
+        started_at    INTEGER NOT NULL,       -- epoch ms
+        ended_at      INTEGER NOT NULL,
+        broker        TEXT,
+        input_tokens  INTEGER,
+        output_tokens INTEGER
+      );
+      CREATE INDEX egress_records_session ON egress_records (session_id, seq);
+    `,
+  },
 ];
 
 /** The error of a database written by a newer berth: refused, never downgraded. */

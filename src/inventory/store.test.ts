@@ -31,14 +31,14 @@ describe('InventoryStore', () => {
   it('applies migrations once and uses WAL with synchronous=FULL', async () => {
     const { store, dir } = open();
     expect(store.backend).toBe('sqlite');
-    expect(await store.schemaVersion()).toBe(5);
+    expect(await store.schemaVersion()).toBe(6);
     await store.close();
     const again = InventoryStore.open({ dataDir: dir });
     stores.push(again);
-    expect(await again.schemaVersion()).toBe(5);
+    expect(await again.schemaVersion()).toBe(6);
     const db = new Database(join(dir, 'state', 'berth.db'));
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect((db.prepare('SELECT COUNT(*) AS n FROM schema_migrations').get() as { n: number }).n).toBe(5);
+    expect((db.prepare('SELECT COUNT(*) AS n FROM schema_migrations').get() as { n: number }).n).toBe(6);
     db.close();
   });
 
@@ -51,7 +51,7 @@ describe('InventoryStore', () => {
     db.close();
     const upgraded = InventoryStore.open({ dataDir: dir });
     stores.push(upgraded);
-    expect(await upgraded.schemaVersion()).toBe(5);
+    expect(await upgraded.schemaVersion()).toBe(6);
     expect(await upgraded.listSecretIds()).toEqual(['kept']);
     expect(await upgraded.claimFence({ holder: 'a', generation: 1 })).toBe(true);
   });

@@ -1,18 +1,16 @@
 /**
- * The SQLite inventory (better-sqlite3, WAL, synchronous=FULL): sessions, one runtime row per
- * instance, warm pool members and encrypted secrets. The work is synchronous inside; every write is durable (committed
+ * The SQLite inventory (better-sqlite3, WAL, synchronous=FULL; opened by sqlite-open.ts): sessions,
+ * one runtime row per instance, warm pool members, encrypted secrets, mirrored output and egress
+ * records (egress-sqlite.ts). The work is synchronous inside; every write is durable (committed
  * and synced) before its promise resolves. The semantics are rules.ts's, shared with Postgres.
  * @module
  */
-import Database from 'better-sqlite3';
-import { accessSync, chmodSync, closeSync, constants as fsConstants, existsSync, mkdirSync, openSync } from 'node:fs';
+import type Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { errnoCode, errorMessage } from '../shared/errors.js';
 import { ensureInstallationId } from '../shared/installation-id.js';
-import { ensureStateDir } from '../shared/layout.js';
-import { InventoryOpenError, SecretStoreError } from './errors.js';
-import type { Inventory, InventoryFence, RuntimeUpsert, SessionPatch } from './inventory.js';
-import { migrateSqlite } from './migrations.js';
+import { appendRecords, readCredential, readRecords, readSummary, removeCredential, writeCredential } from './egress-sqlite.js';
+import { SecretStoreError } from './errors.js';
+import type { EgressCredentialRecord, EgressRecordInput, EgressRecordRow, EgressSummary, Inventory, InventoryFence, RuntimeUpsert, SessionPatch } from './inventory.js';
 import { RECORDED_RUNS_KEPT, recordedOutputFromRow, recordedOutputRow, type RecordedOutputInput, type RecordedOutputOptions, type RecordedOutputRecord } from './output-records.js';
 import {
   claimedPoolMember,
@@ -43,21 +41,12 @@ import {
   type NewSession,
 } from './rules.js';
 import { decryptSecret, encryptSecret, loadOrCreateKey, SECRET_KEY_FILE } from './secrets.js';
+import { openSqliteDatabase } from './sqlite-open.js';
 
-const DATABASE_FILE = 'berth.db';
 /** The named parameters of a pool member row, in POOL_MEMBER_COLUMNS order. */
 const POOL_MEMBER_PARAMS = POOL_MEMBER_COLUMNS.split(', ')
   .map((c) => `@${c}`)
   .join(', ');
-
-/**
- * Makes the database and its WAL/SHM files mode 0600 whatever the umask: the database is created
- * (or narrowed) before SQLite opens it, and SQLite creates `-wal`/`-shm` with the database's mode.
- */
-function restrictDatabaseFiles(file: string): void {
-  if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
-  for (const path of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(path)) chmodSync(path, 0o600);
-}
 
 interface InventoryStoreOptions {
   /** The data dir; the database is `<dataDir>/state/berth.db`, the key `<dataDir>/state/secret.key`. */
@@ -91,35 +80,8 @@ export class InventoryStore implements Inventory {
 
   /** Opens (creating if needed) the inventory in `dataDir` and applies pending migrations. Throws InventoryOpenError. */
   static open(opts: InventoryStoreOptions): InventoryStore {
-    const { dataDir } = opts;
-    try {
-      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-      accessSync(dataDir, fsConstants.W_OK);
-    } catch (err) {
-      const code = errnoCode(err);
-      const detail = code === 'EACCES' || code === 'EROFS' || code === 'EPERM' ? 'the data dir is not writable' : (code ?? errorMessage(err));
-      throw new InventoryOpenError(dataDir, `${detail} (choose a writable --data-dir)`, { cause: err });
-    }
-    let stateDir: string;
-    try {
-      stateDir = ensureStateDir(dataDir);
-    } catch (err) {
-      throw new InventoryOpenError(dataDir, errorMessage(err), { cause: err });
-    }
-    const file = join(stateDir, DATABASE_FILE);
-    let db: Database.Database;
-    try {
-      restrictDatabaseFiles(file);
-      db = new Database(file);
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = FULL');
-      db.pragma('foreign_keys = ON');
-      db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 5000}`);
-      migrateSqlite(db);
-    } catch (err) {
-      throw new InventoryOpenError(file, errorMessage(err), { cause: err });
-    }
-    return new InventoryStore(db, dataDir, stateDir, opts.now ?? (() => new Date()), [...(opts.metadataKeyPrefixes ?? [])]);
+    const { db, stateDir } = openSqliteDatabase(opts.dataDir, opts.busyTimeoutMs ?? 5000);
+    return new InventoryStore(db, opts.dataDir, stateDir, opts.now ?? (() => new Date()), [...(opts.metadataKeyPrefixes ?? [])]);
   }
 
   async close(): Promise<void> {
@@ -176,6 +138,8 @@ export class InventoryStore implements Inventory {
       if (runtime) for (const secretId of Object.values(runtime.secretRefs)) deleteSecret.run(secretId);
       this.#db.prepare('DELETE FROM runtime_inventory WHERE session_id = ?').run(id);
       this.#db.prepare('DELETE FROM recorded_output WHERE session_id = ?').run(id);
+      this.#db.prepare('DELETE FROM egress_credentials WHERE session_id = ?').run(id);
+      this.#db.prepare('DELETE FROM egress_records WHERE session_id = ?').run(id);
       this.#db.prepare('DELETE FROM sessions WHERE id = ?').run(id);
     });
   }
@@ -295,6 +259,32 @@ export class InventoryStore implements Inventory {
       | { session_id: string; process_id: string; chunks: string }
       | undefined;
     return row ? recordedOutputFromRow(row, from) : null;
+  }
+
+  // ---- egress (egress-sqlite.ts) --------------------------------------------------------------
+
+  async putEgressCredential(record: Omit<EgressCredentialRecord, 'createdAt'>): Promise<boolean> {
+    return this.#write(writeCredential(this.#db, record, this.#now()));
+  }
+
+  async findEgressCredential(tokenDigest: string): Promise<EgressCredentialRecord | null> {
+    return readCredential(this.#db, tokenDigest);
+  }
+
+  async deleteEgressCredential(sessionId: string): Promise<void> {
+    this.#write(removeCredential(this.#db, sessionId));
+  }
+
+  async appendEgressRecords(records: readonly EgressRecordInput[]): Promise<number> {
+    return this.#write(appendRecords(this.#db, records));
+  }
+
+  async listEgressRecords(sessionId: string, opts: { after?: number; limit?: number } = {}): Promise<EgressRecordRow[]> {
+    return readRecords(this.#db, sessionId, opts);
+  }
+
+  async egressSummary(sessionId: string): Promise<EgressSummary> {
+    return readSummary(this.#db, sessionId);
   }
 
   // ---- secrets --------------------------------------------------------------------------------

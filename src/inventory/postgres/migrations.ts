@@ -104,6 +104,40 @@ const PG_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 6,
+    // batch_id (Postgres only): the append that wrote the row, so a retried append whose first
+    // attempt committed writes nothing twice (postgres/egress.ts)
+    name: 'egress',
+    sql: `
+      CREATE TABLE egress_credentials (
+        session_id     TEXT COLLATE "C" PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        token_digest   TEXT COLLATE "C" NOT NULL UNIQUE,
+        policy         TEXT NOT NULL,
+        created_at     TEXT COLLATE "C" NOT NULL
+      );
+      CREATE TABLE egress_records (
+        seq            BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        session_id     TEXT COLLATE "C" NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        host           TEXT NOT NULL,
+        port           INTEGER NOT NULL,
+        method         TEXT NOT NULL,
+        allowed        INTEGER NOT NULL,
+        reason         TEXT,
+        status         INTEGER,
+        bytes_up       BIGINT NOT NULL,
+        bytes_down     BIGINT NOT NULL,
+        started_at     BIGINT NOT NULL,
+        ended_at       BIGINT NOT NULL,
+        broker         TEXT,
+        input_tokens   BIGINT,
+        output_tokens  BIGINT,
+        batch_id       TEXT COLLATE "C" NOT NULL
+      );
+      CREATE INDEX egress_records_session ON egress_records (session_id, seq);
+      CREATE INDEX egress_records_batch ON egress_records (batch_id);
+    `,
+  },
 ];
 
 /** The advisory lock every migrating controller takes: a second one starting at once waits its turn. */

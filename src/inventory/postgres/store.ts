@@ -3,13 +3,13 @@
  * Same semantics as the SQLite store (rules.ts decides, records.ts maps rows), with row locks where
  * SQLite relies on its single writer: read-modify-write transactions lock the row they read
  * (`SELECT … FOR UPDATE`). Every write is committed (synchronous commit) before its promise resolves,
- * and is safe to retry whole after a lost connection (runner.ts).
+ * and is safe to retry whole after a lost connection (runner.ts). Egress rows: egress.ts.
  * @module
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { InventoryOpenError, SecretStoreError } from '../errors.js';
-import type { Inventory, InventoryFence, RuntimeUpsert, SessionPatch } from '../inventory.js';
+import type { EgressCredentialRecord, EgressRecordInput, EgressRecordRow, EgressSummary, Inventory, InventoryFence, RuntimeUpsert, SessionPatch } from '../inventory.js';
 import { recordedOutputRow, type RecordedOutputInput, type RecordedOutputOptions, type RecordedOutputRecord } from '../output-records.js';
 import {
   claimedPoolMember,
@@ -41,8 +41,10 @@ import {
   type NewSession,
 } from '../rules.js';
 import { decryptSecret, encryptSecret } from '../secrets.js';
+import { appendRecords, readCredential, readRecords, readSummary, removeCredential, writeCredential } from './egress.js';
 import { migratePostgres } from './migrations.js';
 import { readOutput, writeOutput } from './output.js';
+import { placeholders, RUNTIME_COLUMNS, runtimeValues, SESSION_COLUMNS, sessionValues } from './rows.js';
 import { describeUrl, PgRunner, urlSecrets, type Query } from './runner.js';
 
 interface PostgresInventoryOptions {
@@ -58,22 +60,6 @@ interface PostgresInventoryOptions {
   retryBudgetMs?: number;
   /** Connections in the pool. @default 10 */
   poolSize?: number;
-}
-
-const SESSION_COLUMNS = 'id, name, executor, agent, repository, request, state, error, stages, workspace_path, created_at, updated_at';
-const RUNTIME_COLUMNS = 'session_id, instance_id, executor, state, metadata, stages, secret_refs, created_at, updated_at';
-
-/** `$1, $2, … $n`. */
-function placeholders(n: number): string {
-  return Array.from({ length: n }, (_, i) => `$${i + 1}`).join(', ');
-}
-
-function sessionValues(r: SessionRow): unknown[] {
-  return [r.id, r.name, r.executor, r.agent, r.repository, r.request, r.state, r.error, r.stages, r.workspace_path, r.created_at, r.updated_at];
-}
-
-function runtimeValues(r: RuntimeRow): unknown[] {
-  return [r.session_id, r.instance_id, r.executor, r.state, r.metadata, r.stages, r.secret_refs, r.created_at, r.updated_at];
 }
 
 export class PostgresInventory implements Inventory {
@@ -173,6 +159,8 @@ export class PostgresInventory implements Inventory {
       if (secretIds.length > 0) await q('DELETE FROM secrets WHERE id = ANY($1::text[])', [secretIds]);
       await q('DELETE FROM runtime_inventory WHERE session_id = $1', [id]);
       await q('DELETE FROM recorded_output WHERE session_id = $1', [id]);
+      await q('DELETE FROM egress_credentials WHERE session_id = $1', [id]);
+      await q('DELETE FROM egress_records WHERE session_id = $1', [id]);
       await q('DELETE FROM sessions WHERE id = $1', [id]);
     });
   }
@@ -284,6 +272,32 @@ export class PostgresInventory implements Inventory {
 
   async readRecordedOutput(sessionId: string, processId: string, from = 0): Promise<RecordedOutputRecord[] | null> {
     return this.#run.read((q) => readOutput(q, sessionId, processId, from));
+  }
+
+  // ---- egress (egress.ts) ---------------------------------------------------------------------
+
+  async putEgressCredential(record: Omit<EgressCredentialRecord, 'createdAt'>): Promise<boolean> {
+    return this.#write(writeCredential(record, this.#now()));
+  }
+
+  async findEgressCredential(tokenDigest: string): Promise<EgressCredentialRecord | null> {
+    return this.#run.read(readCredential(tokenDigest));
+  }
+
+  async deleteEgressCredential(sessionId: string): Promise<void> {
+    await this.#write(removeCredential(sessionId));
+  }
+
+  async appendEgressRecords(records: readonly EgressRecordInput[]): Promise<number> {
+    return this.#write(appendRecords(records));
+  }
+
+  async listEgressRecords(sessionId: string, opts: { after?: number; limit?: number } = {}): Promise<EgressRecordRow[]> {
+    return this.#run.read(readRecords(sessionId, opts));
+  }
+
+  async egressSummary(sessionId: string): Promise<EgressSummary> {
+    return this.#run.read(readSummary(sessionId));
   }
 
   // ---- secrets --------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { InventoryConflictError, InventoryDuplicateError, InventoryFencedError, InventoryMetadataError, SecretStoreError } from '../../../src/inventory/errors.js';
 import type { Inventory, RuntimeUpsert } from '../../../src/inventory/inventory.js';
 import type { SessionRecord } from '../../../src/inventory/records.js';
+import { egressContract } from './egress-contract.js';
 import { recordedOutputContract } from './output-contract.js';
 import { poolMemberContract } from './pool-contract.js';
 
@@ -88,7 +89,7 @@ export function inventoryContract(backend: string, fresh: () => Promise<Contract
     it('names its backend and its schema version', async () => {
       const { store } = await openFresh();
       expect(store.backend).toBe(backend);
-      expect(await store.schemaVersion()).toBe(5);
+      expect(await store.schemaVersion()).toBe(6);
     });
 
     it('round-trips a session with every field, and lists sessions oldest first', async () => {
@@ -267,8 +268,8 @@ export function inventoryContract(backend: string, fresh: () => Promise<Contract
       const db = await fresh();
       const both = await Promise.all([db.open(), db.open()]);
       opened.push(...both);
-      expect(await Promise.all(both.map((s) => s.schemaVersion()))).toEqual([5, 5]);
-      expect(await db.count('schema_migrations')).toBe(5);
+      expect(await Promise.all(both.map((s) => s.schemaVersion()))).toEqual([6, 6]);
+      expect(await db.count('schema_migrations')).toBe(6);
     });
 
     it('keeps acknowledged writes across a restart of the backend, and takes the next write after it', async () => {
@@ -287,5 +288,6 @@ export function inventoryContract(backend: string, fresh: () => Promise<Contract
 
     poolMemberContract({ openFresh, another });
     recordedOutputContract({ openFresh, another, session });
+    egressContract({ openFresh, another, session });
   });
 }

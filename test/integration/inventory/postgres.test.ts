@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InventoryOpenError, InventoryUnavailableError } from '../../../src/inventory/errors.js';
 import type { Inventory } from '../../../src/inventory/inventory.js';
 import { openInventory } from '../../../src/inventory/open.js';
+import { appendRecords } from '../../../src/inventory/postgres/egress.js';
+import { PgRunner } from '../../../src/inventory/postgres/runner.js';
 import { PostgresInventory } from '../../../src/inventory/postgres/store.js';
 import { startPostgres, type TestPostgres } from '../../support/postgres.js';
 import { inventoryContract, runtime, session, type ContractDatabase } from './contract.js';
@@ -90,6 +92,26 @@ describe('PostgresInventory', () => {
     expect(await store.revealSecret('k')).toBe('v');
   });
 
+  it('writes an egress append once when its transaction runs again after a first attempt committed (a lost acknowledgement)', async () => {
+    const db = await fresh();
+    const store = await db.open();
+    opened.push(store);
+    await store.insertSession(session('s-1'));
+    const pool = new pg.Pool({ connectionString: server.url(`contract_${databases}`) });
+    try {
+      const run = new PgRunner(pool, { retryBudgetMs: 1000, secrets: [] });
+      const rec = { sessionId: 's-1', host: 'a.test', port: 443, method: 'CONNECT', allowed: true, reason: null, status: null, bytesUp: 1, bytesDown: 2, startedAt: 1, endedAt: 2, broker: null, inputTokens: null, outputTokens: null };
+      const attempt = appendRecords([rec, { ...rec, host: 'b.test' }]);
+      expect(await run.transaction(attempt)).toBe(2);
+      expect(await run.transaction(attempt), 'the retry reports the rows of the first attempt').toBe(2);
+      expect((await store.listEgressRecords('s-1')).map((r) => r.host)).toEqual(['a.test', 'b.test']);
+      expect(await store.appendEgressRecords([rec]), 'another append is another batch').toBe(1);
+      expect(await db.count('egress_records')).toBe(3);
+    } finally {
+      await pool.end();
+    }
+  });
+
   it('refuses a schema newer than it knows', async () => {
     const db = await fresh();
     const store = await db.open();
@@ -99,7 +121,7 @@ describe('PostgresInventory', () => {
     await client.connect();
     await client.query("INSERT INTO schema_migrations VALUES (99, 'future', 'x')");
     await client.end();
-    await expect(db.open()).rejects.toThrow(/schema version 99 is newer than this berth \(5\); upgrade berth/);
+    await expect(db.open()).rejects.toThrow(/schema version 99 is newer than this berth \(6\); upgrade berth/);
   });
 
   it('never shows the connection string or password in an error', async () => {
