@@ -8,7 +8,7 @@
 import { request as httpRequest, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { pipeline } from 'node:stream';
-import { admit, type ProxyContext } from './admit.js';
+import { admit, connectDenial, connectUpstream, type ProxyContext } from './admit.js';
 import { PROXY_AUTHENTICATE } from './auth.js';
 import type { Denial } from './gate.js';
 import { endToEndHeaders } from './headers.js';
@@ -52,24 +52,28 @@ class Forward implements OpenConnection {
     this.registered = a.ok;
     this.allowed = a.ok;
     if (!a.ok) return this.deny(a.denial);
-    if (this.done || this.req.destroyed) return this.close('client_error');
-    if (parsed.target !== undefined) this.send(parsed.target);
+    if (this.done) return this.ctx.registry.delete(a.sessionId, this); // the client left during admission (recorded then)
+    if (this.req.destroyed) return this.close('client_error');
+    if (parsed.target !== undefined) await this.send(a.sessionId, parsed.target);
   }
 
-  private send(target: HttpTarget): void {
-    const to = this.ctx.resolveUpstream(target.host, target.port);
+  private async send(sessionId: string, target: HttpTarget): Promise<void> {
+    let socket: Socket;
+    try {
+      socket = await connectUpstream(this.ctx, sessionId, target.host, target.port);
+    } catch (err) {
+      if (this.done) return;
+      const denial = connectDenial(err);
+      if (denial.reason === 'blocked_address') this.allowed = false;
+      return this.deny(denial);
+    }
+    if (this.done) return void socket.destroy();
+    this.upstreamSocket = socket;
+    socket.setTimeout(this.ctx.idleTimeoutMs, () => this.fail('idle_timeout', 504, 'upstream idle'));
     const headers = endToEndHeaders(this.req.rawHeaders, ['host']).flat();
-    const up = httpRequest({ host: to.host, port: to.port, method: this.req.method, path: target.path, headers: ['Host', target.hostHeader, ...headers], agent: false, setHost: false });
+    const up = httpRequest({ createConnection: () => socket, method: this.req.method, path: target.path, headers: ['Host', target.hostHeader, ...headers], setHost: false });
     this.upstreamReq = up;
-    const timer = setTimeout(() => this.fail('upstream_timeout', 504, 'upstream connect timed out'), this.ctx.connectTimeoutMs);
-    timer.unref();
-    up.once('socket', (socket) => {
-      this.upstreamSocket = socket;
-      socket.setTimeout(this.ctx.idleTimeoutMs, () => this.fail('idle_timeout', 504, 'upstream idle'));
-      socket.once('connect', () => clearTimeout(timer));
-    });
-    up.once('close', () => clearTimeout(timer));
-    up.on('error', () => this.fail(this.upstreamSocket?.connecting === false ? 'upstream_error' : 'upstream_unreachable', 502, 'upstream unreachable'));
+    up.on('error', () => this.fail('upstream_error', 502, 'upstream failed'));
     up.once('response', (upRes) => this.relay(upRes));
     pipeline(this.req, up, (err) => {
       if (err) this.fail(this.req.errored ? 'client_error' : 'upstream_error', 502, 'upstream failed');

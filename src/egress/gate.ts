@@ -11,7 +11,7 @@ import type { Target } from './target.js';
 import type { EgressReason, EgressSession, EgressSessions } from './types.js';
 
 export interface Denial {
-  readonly status: 400 | 403 | 407 | 501 | 502 | 504;
+  readonly status: 400 | 401 | 403 | 404 | 407 | 501 | 502 | 503 | 504;
   readonly reason: EgressReason;
   readonly message: string;
 }

@@ -11,7 +11,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { pipeline } from 'node:stream';
-import { admit, connectUpstream, rawReply, UpstreamConnectError, type ProxyContext } from './admit.js';
+import { admit, connectDenial, connectUpstream, rawReply, type ProxyContext } from './admit.js';
 import { PROXY_AUTHENTICATE } from './auth.js';
 import { judgeFirstBytes, type Denial } from './gate.js';
 import type { OpenConnection } from './registry.js';
@@ -61,10 +61,11 @@ class Tunnel implements OpenConnection {
     if (this.closing) return this.finish();
     let upstream: Socket;
     try {
-      upstream = await connectUpstream(this.ctx, a.target);
+      upstream = await connectUpstream(this.ctx, a.sessionId, a.target.host, a.target.port);
     } catch (err) {
-      const timeout = err instanceof UpstreamConnectError && err.timeout;
-      return this.refuse(timeout ? { status: 504, reason: 'upstream_timeout', message: 'upstream connect timed out' } : { status: 502, reason: 'upstream_unreachable', message: 'upstream unreachable' });
+      const denial = connectDenial(err);
+      if (denial.reason === 'blocked_address') this.allowed = false;
+      return this.refuse(denial);
     }
     if (this.closing) return void upstream.destroy();
     this.upstream = upstream;

@@ -10,6 +10,7 @@ import { request, type IncomingMessage, type RequestOptions } from 'node:http';
 import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { defaultBlockAddress } from '../../../src/egress/address.js';
 import { allowMatcher, createEgressProxy, parseAllowList, type EgressProxy, type EgressRecord, type EgressSession, type ProxyCredential } from '../../../src/egress/index.js';
 
 export interface TestCert {
@@ -40,8 +41,8 @@ export class TestSessions {
   private readonly byToken = new Map<string, EgressSession>();
   proxy: EgressProxy | null = null;
 
-  add(sessionId: string, token: string, allow: string[]): string {
-    this.byToken.set(token, { sessionId, allow: allowMatcher(parseAllowList(allow, 'network.allow')) });
+  add(sessionId: string, token: string, allow: string[], brokers: string[] = []): string {
+    this.byToken.set(token, { sessionId, allow: allowMatcher(parseAllowList(allow, 'network.allow')), brokers: new Set(brokers) });
     return basic(sessionId, token);
   }
 
@@ -83,8 +84,17 @@ export interface TestProxy {
   readonly records: Records;
 }
 
-/** A proxy on 127.0.0.1 whose upstreams come from `routes` ("host:port" -> local port). */
-export async function startProxy(routes: Map<string, number>, timeouts = { connectTimeoutMs: 5_000, idleTimeoutMs: 30_000 }): Promise<TestProxy> {
+/** What a test may set beyond the routes and timeouts. */
+export type ProxyExtras = Pick<Parameters<typeof createEgressProxy>[0], 'blockAddress' | 'brokers' | 'upstreamCa' | 'resolveUpstream'>;
+
+/** The default address check but for 127.0.0.1, where the tests' upstreams listen. */
+export const blockButLoopback = (ip: string): boolean => ip !== '127.0.0.1' && defaultBlockAddress(ip);
+
+/**
+ * A proxy on 127.0.0.1 whose upstreams come from `routes` ("host:port" -> local port; others go to
+ * 127.0.0.1:9, where nothing listens); `blockAddress` defaults to `blockButLoopback`.
+ */
+export async function startProxy(routes: Map<string, number>, timeouts = { connectTimeoutMs: 5_000, idleTimeoutMs: 30_000 }, extras: ProxyExtras = {}): Promise<TestProxy> {
   const sessions = new TestSessions();
   const records = new Records();
   const proxy = createEgressProxy({
@@ -95,6 +105,8 @@ export async function startProxy(routes: Map<string, number>, timeouts = { conne
       const local = routes.get(`${host}:${String(port)}`);
       return local === undefined ? { host: '127.0.0.1', port: 9 } : { host: '127.0.0.1', port: local };
     },
+    blockAddress: blockButLoopback,
+    ...extras,
   });
   sessions.proxy = proxy;
   proxy.server.listen(0, '127.0.0.1');
