@@ -56,6 +56,19 @@ export default defineConfig({
           fileParallelism: true,
         },
       },
+      {
+        test: {
+          // After the parallel files (scripts/test.sh): these change the cluster for everyone
+          // (e.g. turn the NetworkPolicy enforcer off), so nothing else may run beside them.
+          name: 'k8s-serial',
+          retry,
+          include: ['test/k8s-serial/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 300_000,
+          hookTimeout: 180_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

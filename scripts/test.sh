@@ -75,6 +75,8 @@ if [ -n "${BERTH_TEST_KUBECONFIG:-}" ]; then
   # The files mostly wait on the kubelet, not the CPU: more workers than cores (the soak alone runs
   # ~10 minutes; the rest share the other workers).
   run_vitest k8s --project k8s --maxWorkers=5 || status=1
+  step "Kubernetes tests that change the cluster for everyone (one at a time)"
+  run_vitest k8s-serial --project k8s-serial || status=1
 else
   status=1
 fi

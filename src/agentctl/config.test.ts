@@ -42,6 +42,8 @@ describe('parseAgentctlConfig', () => {
       AGENTCTL_STOP_GRACE_MS: '0',
       AGENTCTL_PASS_ENV: 'FROM_POD,OTHER',
       AGENTCTL_REPORT_FD: '3',
+      AGENTCTL_CONTROL_FD: '5',
+      AGENTCTL_EGRESS_RELAY: '127.0.0.1:3128=/tmp/egress.sock',
     });
     expect(config).toEqual({
       controlPort: 9000,
@@ -55,6 +57,8 @@ describe('parseAgentctlConfig', () => {
       maxOutputBytes: 2048,
       stopGraceMs: 0,
       passEnv: ['FROM_POD', 'OTHER'],
+      controlFd: 5,
+      egressRelay: { host: '127.0.0.1', port: 3128, socket: '/tmp/egress.sock' },
     });
   });
 
@@ -82,6 +86,30 @@ describe('parseAgentctlConfig', () => {
     const config = parseAgentctlConfig({ AGENTCTL_PORT: '0', AGENTCTL_INSTANCE_PORTS: '0', AGENTCTL_REPORT_FD: '3' });
     expect(config).toMatchObject({ controlPort: 0, instancePorts: [0], reportFd: 3 });
     expect(parseAgentctlConfig({}).reportFd, 'no report without the variable (Kubernetes: fixed port 8765)').toBeNull();
+  });
+
+  it('reads the control socket fd and the egress relay of a sandbox without a network (the local executor under a network policy)', () => {
+    const config = parseAgentctlConfig({ AGENTCTL_REPORT_FD: '3', AGENTCTL_CONTROL_FD: '4', AGENTCTL_EGRESS_RELAY: ' 127.0.0.1:3128=/tmp/.berth-egress.sock ' });
+    expect(config).toMatchObject({ controlFd: 4, egressRelay: { host: '127.0.0.1', port: 3128, socket: '/tmp/.berth-egress.sock' } });
+    expect(parseAgentctlConfig({})).toMatchObject({ controlFd: null, egressRelay: null });
+  });
+
+  it.each([
+    ['AGENTCTL_CONTROL_FD', '2'],
+    ['AGENTCTL_CONTROL_FD', 'four'],
+    ['AGENTCTL_EGRESS_RELAY', '0.0.0.0:3128=/tmp/e.sock'],
+    ['AGENTCTL_EGRESS_RELAY', '10.0.0.1:3128=/tmp/e.sock'],
+    ['AGENTCTL_EGRESS_RELAY', '127.0.0.1:3128=relative.sock'],
+    ['AGENTCTL_EGRESS_RELAY', '127.0.0.1:0=/tmp/e.sock'],
+    ['AGENTCTL_EGRESS_RELAY', '127.0.0.1:70000=/tmp/e.sock'],
+    ['AGENTCTL_EGRESS_RELAY', '127.0.0.256:3128=/tmp/e.sock'],
+    ['AGENTCTL_EGRESS_RELAY', '127.0.0.1=/tmp/e.sock'],
+  ])('rejects %s=%s naming the variable', (name, value) => {
+    expect(fieldError(() => parseAgentctlConfig({ [name]: value })).path).toBe(name);
+  });
+
+  it('rejects a control socket fd that is the report fd', () => {
+    expect(fieldError(() => parseAgentctlConfig({ AGENTCTL_REPORT_FD: '4', AGENTCTL_CONTROL_FD: '4' })).path).toBe('AGENTCTL_CONTROL_FD');
   });
 
   it('rejects a nonce too short to resist guessing: the handshake is reachable by every local process', () => {

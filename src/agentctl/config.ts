@@ -38,6 +38,18 @@ export interface ResolvedAgentctlConfig {
    * (`CHILD_BASE_ENV`). @default [] (children see only the base list of agentctl's environment)
    */
   readonly passEnv: readonly string[];
+  /** Inherited fd of a listening Unix socket the control server serves on too (see `ENV.controlFd`); `null`: none. */
+  readonly controlFd: number | null;
+  /** A loopback address relayed to a Unix socket (see `ENV.egressRelay`); `null`: none. */
+  readonly egressRelay: EgressRelay | null;
+}
+
+/** Where agentctl's egress relay listens (a loopback address inside its sandbox) and what it reaches. */
+export interface EgressRelay {
+  readonly host: string;
+  readonly port: number;
+  /** Absolute path of the Unix socket every connection is piped to. */
+  readonly socket: string;
 }
 
 /** Shortest accepted bootstrap nonce (Berth's executors send 64 hex characters). */
@@ -136,6 +148,10 @@ export function parseAgentctlConfig(env: Env): ResolvedAgentctlConfig {
   // 0-2 are stdio: a report there would go to the log (or nowhere) and close it
   const reportFd = fdRaw === undefined || fdRaw === '' ? null : intVar(env, ENV.reportFd, 3, 3, 65535);
 
+  const controlFdRaw = env[ENV.controlFd]?.trim();
+  const controlFd = controlFdRaw === undefined || controlFdRaw === '' ? null : intVar(env, ENV.controlFd, 4, 3, 65535);
+  if (controlFd !== null && controlFd === reportFd) throw new ConfigFieldError(ENV.controlFd, `must not be the report fd ${reportFd}`);
+
   return Object.freeze({
     controlPort,
     instancePorts: Object.freeze(instancePorts),
@@ -148,5 +164,20 @@ export function parseAgentctlConfig(env: Env): ResolvedAgentctlConfig {
     maxOutputBytes: intVar(env, ENV.maxOutputBytes, LIMITS.defaultMaxOutputBytes, 1024, 1024 * 1024 * 1024),
     stopGraceMs: intVar(env, ENV.stopGraceMs, 5000, 0, 600_000),
     passEnv: Object.freeze(pass.names),
+    controlFd,
+    egressRelay: parseEgressRelay(env[ENV.egressRelay]),
   });
+}
+
+/** `127.0.0.1:3128=/run/egress.sock` → the relay; only a 127.x.y.z address (the relay is for the sandbox's own loopback). */
+function parseEgressRelay(raw: string | undefined): EgressRelay | null {
+  const text = raw?.trim() ?? '';
+  if (text === '') return null;
+  const m = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}):(\d{1,5})=(\/.*)$/.exec(text);
+  if (m === null) throw new ConfigFieldError(ENV.egressRelay, 'must be 127.x.y.z:PORT=/absolute/path/to.sock');
+  const [, host = '', portText = '', socket = ''] = m;
+  if (host.split('.').some((octet) => Number(octet) > 255)) throw new ConfigFieldError(ENV.egressRelay, `${host} is not an IPv4 address`);
+  const relayPort = Number(portText);
+  if (relayPort < 1 || relayPort > 65535) throw new ConfigFieldError(ENV.egressRelay, `port ${relayPort} must be between 1 and 65535`);
+  return Object.freeze({ host, port: relayPort, socket });
 }

@@ -1,5 +1,5 @@
 /**
- * The control server on 127.0.0.1:$AGENTCTL_PORT: health and the handshake (both public), and the
+ * The control server on 127.0.0.1:$AGENTCTL_PORT (and on an inherited Unix socket, $AGENTCTL_CONTROL_FD): health and the handshake (both public), and the
  * instance API (bearer token). A request or WebSocket upgrade that carries X-Instance-ID is handed
  * to that instance's server (its own authentication applies): a controller behind one port-forward
  * reaches the control and instance APIs through it, one WebSocket per connection fewer to set up.
@@ -12,7 +12,7 @@ import { AGENTCTL_FEATURES, controlRoutes, CreateInstanceRequestSchema, Handshak
 import { createRequestListener as kitListener, readJson, rejectUpgrade, Router } from '../shared/http/index.js';
 import { outlastClients } from '../shared/keep-alive.js';
 import type { Auth } from './auth.js';
-import { closeServer, listen } from './http/listen.js';
+import { closeAcceptor, closeServer, listen, listenInherited } from './http/listen.js';
 import { createRequestListener, type Route } from './http/server.js';
 import type { InstanceManager } from './instances.js';
 import { protocolError } from './errors.js';
@@ -99,4 +99,4 @@ export function createControlServer(auth: Auth, instances: InstanceManager, log:
   return server;
 }
 
-export { closeServer, listen };
+export { closeAcceptor, closeServer, listen, listenInherited };

@@ -8,7 +8,8 @@ import type { Logger } from 'pino';
 import { formatPortReport } from '../protocol/index.js';
 import { Auth } from './auth.js';
 import type { ResolvedAgentctlConfig } from './config.js';
-import { closeServer, createControlServer, listen } from './control-server.js';
+import { closeAcceptor, closeServer, createControlServer, listen, listenInherited } from './control-server.js';
+import { startEgressRelay } from './egress-relay.js';
 import { InstanceManager } from './instances.js';
 import { VERSION } from './version.js';
 
@@ -24,18 +25,28 @@ export async function startDaemon(config: ResolvedAgentctlConfig, log: Logger): 
   const control = createControlServer(auth, instances, log);
   await listen(control, config.controlPort);
   const port = (control.address() as AddressInfo).port;
+  // both up before the report: the controller connects through the socket, the agent's proxy is the relay
+  const inherited = config.controlFd === null ? null : await listenInherited(control, config.controlFd);
+  const relay = config.egressRelay === null ? null : await startEgressRelay(config.egressRelay, log);
   if (config.reportFd !== null) reportPort(config.reportFd, port);
   log.info(
-    { version: VERSION, port, handshake: config.bootstrapNonce !== null || config.bootstrapNonceFile !== null, stateDir: config.stateDir ?? '<workspace>/.agentctl/state' },
+    {
+      version: VERSION,
+      port,
+      controlFd: config.controlFd,
+      handshake: config.bootstrapNonce !== null || config.bootstrapNonceFile !== null,
+      stateDir: config.stateDir ?? '<workspace>/.agentctl/state',
+    },
     'agentctl listening',
   );
   let stopping: Promise<void> | null = null;
   return {
     stop() {
       stopping ??= (async () => {
+        const accepting = inherited === null ? Promise.resolve() : closeAcceptor(inherited);
         const closed = closeServer(control);
         await instances.stopAll();
-        await closed;
+        await Promise.all([closed, accepting, relay?.close()]);
       })();
       return stopping;
     },

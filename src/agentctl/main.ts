@@ -31,6 +31,8 @@ Environment:
   ${ENV.maxProcesses}   running processes per instance (default 32)
   ${ENV.maxOutputBytes} retained output per process in bytes (default 8388608)
   ${ENV.stopGraceMs}    SIGTERM to SIGKILL grace when stopping processes (default 5000)
+  ${ENV.controlFd}      inherited fd of a listening Unix socket to serve the control API on too
+  ${ENV.egressRelay}    127.0.0.1:PORT=/path.sock: relay that loopback port to a Unix socket
   ${ENV.passEnv}        comma-separated names of this environment's variables that workspace
                              processes inherit besides PATH, HOME, USER, LOGNAME, SHELL, LANG,
                              LANGUAGE, LC_*, TERM, COLORTERM, TZ, TMPDIR (default: none)

@@ -14,6 +14,7 @@
  */
 import type { z } from 'zod';
 import { AcpSessionClient } from './acp-client.js';
+import { EgressClient } from './egress-client.js';
 import { PoolClient } from './pool-client.js';
 import { BerthApiError, ControllerUnreachableError, STATUS_OF, StreamBrokenError } from './errors.js';
 import { apiRoutes } from './routes.js';
@@ -106,10 +107,7 @@ interface ExecParams {
   stdin?: Uint8Array;
 }
 
-interface ExitResult {
-  exitCode: number | null;
-  signal: string | null;
-}
+interface ExitResult { exitCode: number | null; signal: string | null }
 
 interface ShellConnection {
   write(data: Uint8Array): void;
@@ -126,9 +124,10 @@ export class BerthClient {
   readonly #fetch: ApiFetch;
   readonly #ws: WebSocketFactory | undefined;
   readonly #timeoutMs: number;
-  /** ACP sessions (cancel a turn, answer permission requests, read typed events) and the warm pools. */
+  /** ACP sessions (cancel a turn, answer permission requests, read typed events), the warm pools, a session's egress records. */
   readonly acp: AcpSessionClient;
-  readonly pools: PoolClient;
+  readonly pools = new PoolClient({ json: (method, path, schema, o) => this.#json(method, path, schema, o) });
+  readonly egress = new EgressClient({ json: (method, path, schema, o) => this.#json(method, path, schema, o) });
 
   constructor(opts: BerthClientOptions) {
     if (!opts.baseUrl) throw new TypeError('BerthClient: baseUrl is required');
@@ -139,7 +138,6 @@ export class BerthClient {
     this.#ws = opts.webSocket;
     this.#timeoutMs = opts.timeoutMs ?? 120_000;
     this.acp = new AcpSessionClient({ json: (method, path, schema, o) => this.#json(method, path, schema, o), request: (method, path) => this.#request(method, path, {}) });
-    this.pools = new PoolClient({ json: (method, path, schema, o) => this.#json(method, path, schema, o) });
   }
 
   /** The server's base URL, as given (without a trailing slash). */

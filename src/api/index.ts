@@ -15,6 +15,7 @@ export { BerthApiError, ControllerUnreachableError, STATUS_OF, StreamBrokenError
 export { generateOpenApi } from './openapi.js';
 export { apiRoutes, DEFAULT_API_PORT, matchRoute, ROUTE_TABLE, type Operation } from './routes.js';
 export type { PoolMemberView, PoolRemoveResult, PoolView } from './pools.js';
+export { MAX_EGRESS_PAGE, type EgressPage, type EgressQuery, type EgressRecordView, type EgressSummaryView } from './egress.js';
 export { ApproveRequestSchema, MAX_AGENT_EVENTS_WAIT_MS, type AgentEvent, type AgentEventPage, type ApproveRequest, type ApproveResult } from './acp.js';
 export {
   DashboardLoginRequestSchema,

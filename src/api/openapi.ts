@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { AgentEventPageSchema, ApproveRequestSchema, ApproveResultSchema } from './acp.js';
+import { EgressPageSchema, MAX_EGRESS_PAGE } from './egress.js';
 import { PoolListSchema, PoolRemoveResultSchema } from './pools.js';
 import { ROUTE_TABLE, type Operation } from './routes.js';
 import {
@@ -52,6 +53,7 @@ const COMPONENTS = {
   ApproveRequest: { schema: ApproveRequestSchema, io: 'input' },
   ApproveResult: ApproveResultSchema,
   AgentEventPage: AgentEventPageSchema,
+  EgressPage: EgressPageSchema,
 } as const;
 
 function toSchema(entry: (typeof COMPONENTS)[keyof typeof COMPONENTS]): JsonObject {
@@ -199,6 +201,16 @@ const OPERATIONS: Record<Operation, JsonObject> = {
     ],
     responses: { '200': { description: 'One page of events', content: json('AgentEventPage') } },
   },
+  egress: {
+    summary:
+      "The connections the session's agent made through Berth's egress proxy (sessions whose profile has `network:`): a summary over the records kept (the latest 10,000) and one page of records, ascending by `seq`",
+    parameters: [
+      { name: 'after', in: 'query', required: false, schema: { type: 'integer', minimum: 0 }, description: 'Records with a larger `seq` only (the last `seq` of the previous page)' },
+      { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 0, maximum: MAX_EGRESS_PAGE }, description: 'At most this many records (default 1000); 0: the summary alone' },
+      { name: 'tail', in: 'query', required: false, schema: { type: 'integer', minimum: 0, maximum: MAX_EGRESS_PAGE }, description: 'The latest this many records instead (not with `after` or `limit`)' },
+    ],
+    responses: { '200': { description: 'The summary and the records', content: json('EgressPage') }, '400': errorResponse('A bad `after`, `limit` or `tail`; `error.field` names it') },
+  },
   shell: {
     summary:
       'WebSocket upgrade: an interactive shell under a PTY (`script`) in the workspace. Client sends ShellClientMessage, server sends ShellServerMessage (JSON text frames). Query `rows`/`cols` give the initial size; browsers may pass the token as `?token=`, or with the dashboard cookie its CSRF token as `?csrf=`.',
@@ -274,7 +286,7 @@ export function generateOpenApi(version: string, opts: { cookieName?: string } =
     }
     if (route.path.includes('{id}')) {
       responses['404'] = errorResponse('Unknown session id or name');
-      if (route.operation !== 'get' && route.operation !== 'events' && route.operation !== 'logs') {
+      if (route.operation !== 'get' && route.operation !== 'events' && route.operation !== 'logs' && route.operation !== 'egress') {
         responses['409'] = errorResponse("The session's state does not allow this");
       }
     }

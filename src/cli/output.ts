@@ -5,7 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
-import type { SessionView, StageRecord } from '../api/index.js';
+import type { EgressSummaryView, SessionView, StageRecord } from '../api/index.js';
 
 export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -28,6 +28,27 @@ export function formatDuration(ms: number): string {
   const s = Math.floor(ms / 1000);
   if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+/** Bytes in SI units: `512 B`, `20 kB`, `3.1 MB` (one decimal below 10 of a unit). */
+export function formatBytes(n: number): string {
+  const units = ['B', 'kB', 'MB', 'GB', 'TB'];
+  let value = n;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  const text = unit === 0 || value >= 10 ? String(Math.round(value)) : value.toFixed(1);
+  return `${text} ${units[unit]}`;
+}
+
+/** `12 connections (2 denied), 3.1 MB down / 20 kB up; broker: 4 requests, 1,234 in / 567 out tokens` (the broker part only when it was used). */
+export function egressSummaryText(s: EgressSummaryView): string {
+  const n = (x: number): string => x.toLocaleString('en-US');
+  let out = `${n(s.connections)} connection${s.connections === 1 ? '' : 's'}${s.denied > 0 ? ` (${n(s.denied)} denied)` : ''}, ${formatBytes(s.bytesDown)} down / ${formatBytes(s.bytesUp)} up`;
+  if (s.brokerRequests > 0) out += `; broker: ${n(s.brokerRequests)} request${s.brokerRequests === 1 ? '' : 's'}, ${n(s.inputTokens)} in / ${n(s.outputTokens)} out tokens`;
+  return out;
 }
 
 /** Coarse age of a timestamp: `12s`, `5m`, `3h`, `2d`. */
@@ -101,8 +122,8 @@ function stageDuration(stage: StageRecord, now: Date): string {
   return `${formatDuration(now.getTime() - Date.parse(stage.startedAt))}…`;
 }
 
-/** `berth status ID` in any format. */
-export function renderStatus(v: SessionView, format: OutputFormat, now: Date): string {
+/** `berth status ID` in any format; `egress`, the session's egress summary, is shown when it has connections. */
+export function renderStatus(v: SessionView, format: OutputFormat, now: Date, egress?: EgressSummaryView | null): string {
   if (format === 'json' || format === 'yaml') return formatData(v, format);
   const agent = v.agentProcess
     ? `${v.agent} (${v.agentProcess.status}${v.agentProcess.exitCode !== null ? `, exit code ${v.agentProcess.exitCode}` : ''}${acpText(v)})`
@@ -116,6 +137,7 @@ export function renderStatus(v: SessionView, format: OutputFormat, now: Date): s
     ['Workspace', v.workspacePath ?? '-'],
     ['Created', `${v.createdAt} (${formatAge(v.createdAt, now)} ago)`],
   ];
+  if (egress && egress.connections > 0) lines.push(['Egress', `${egressSummaryText(egress)} (berth egress ${v.id})`]);
   if (v.error) lines.push(['Error', `${v.error.stage ? `[${v.error.stage}] ` : ''}${v.error.message}`]);
   let out = lines.map(([k, val]) => `${`${k}:`.padEnd(12)}${val}`).join('\n') + '\n';
   if (v.stages.length > 0) {

@@ -130,6 +130,18 @@ export const COMMANDS: readonly CommandSpec[] = [
     load: cmd(() => import('./commands/status.js')),
   },
   {
+    name: 'egress',
+    summary: "the connections the session's agent made through the egress proxy",
+    usage: 'egress [--limit N] ID [-o table|json|yaml]',
+    description:
+      "For a session whose profile has network: (its agent's connections go through Berth's egress proxy): one line per connection, oldest first — when it started, allowed or denied (with the reason), the method (CONNECT for a tunnel), host:port, the upstream HTTP status of a forwarded request, bytes up and down, and for a brokered model API request the provider with its input/output tokens — then the summary: connections, denied, bytes, broker requests and tokens over the records kept (the latest 10,000). -o json prints {summary, records}. berth status shows the summary line too.",
+    options: { limit: { type: 'string', value: 'N', description: 'the latest N records (1-10000, default: 1000)' } },
+    positionals: ['ID'],
+    formats: ['table', 'json', 'yaml'],
+    load: cmd(() => import('./commands/egress.js')),
+    examples: ['berth egress my-session', 'berth egress --limit 20 my-session', 'berth egress -o json my-session'],
+  },
+  {
     name: 'logs',
     summary: "the agent's output",
     usage: 'logs [-f] [-p] [--from N] ID',
@@ -299,14 +311,29 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'doctor',
     summary: 'check the installation, the config, the controller and each Kubernetes executor',
-    usage: 'doctor [--executor NAME]',
+    usage: 'doctor [--executor NAME] [--egress PROFILE]',
     description:
-      "Prints one line per check: ok, warn (a finding that does not fail doctor) or fail with what to fix; exits 1 when any check fails. Reads berth.yaml itself (berth serve need not run). Each local executor: whether its sandbox works, and what an agent could read inside it that looks like a credential (a probe run in the same sandbox a launch builds; expected: nothing). Each Kubernetes executor is checked quickly: kubeconfig and context, API server and version, the namespace, every needed permission (SelfSubjectAccessReview), objects with Berth's labels that another installation created, and per profile the template's security warnings, the storage class or existing claim, and a server-side dry-run create of the PVC and Pod a launch would create (nothing is stored). With --executor NAME only the config and that Kubernetes executor (its connection and permissions) or profile (also its storage and dry-runs) are checked, with the executor's own request timeout; for a local executor, the checks of this machine.",
-    options: { executor: { type: 'string', value: 'NAME', description: 'check only this Kubernetes executor or profile of the config' } },
+      "Prints one line per check: ok, warn (a finding that does not fail doctor) or fail with what to fix; exits 1 when any check fails. Reads berth.yaml itself (berth serve need not run). Each local executor: whether its sandbox works, and what an agent could read inside it that looks like a credential (a probe run in the same sandbox a launch builds; expected: nothing). Each Kubernetes executor is checked quickly: kubeconfig and context, API server and version, the namespace, every needed permission (SelfSubjectAccessReview), objects with Berth's labels that another installation created, and per profile the template's security warnings, the storage class or existing claim, and a server-side dry-run create of the PVC and Pod a launch would create (nothing is stored). With --executor NAME only the config and that Kubernetes executor (its connection and permissions) or profile (also its storage and dry-runs) are checked, with the executor's own request timeout; for a local executor, the checks of this machine. With --egress PROFILE, proof that the profile's egress policy is enforced: a disposable Pod under the profile's NetworkPolicy tries the API server and the metadata address (which must be unreachable) and the egress proxy (which must answer); a cluster whose network plugin ignores NetworkPolicy gets \"NetworkPolicy is not enforced on this cluster\" and exit 1. The Pod and its policy are deleted afterwards.",
+    options: {
+      executor: { type: 'string', value: 'NAME', description: 'check only this Kubernetes executor or profile of the config' },
+      egress: { type: 'string', value: 'PROFILE', description: "prove the profile's egress policy is enforced on its cluster (a probe Pod)" },
+    },
     positionals: [],
     formats: [],
     load: cmd(() => import('./commands/doctor.js')),
-    examples: ['berth doctor', 'berth doctor --executor k8s'],
+    examples: ['berth doctor', 'berth doctor --executor k8s', 'berth doctor --egress k8s'],
+  },
+  {
+    name: 'egress-proxy',
+    summary: "run Berth's egress proxy as a process of its own (the chart's proxy Deployment)",
+    usage: 'egress-proxy [--listen HOST:PORT]',
+    description:
+      "Runs the egress proxy that sessions with network: settings reach (HTTP CONNECT and plain HTTP, each session's allow list, the credential broker for model APIs), over the config's inventory: give it the same berth.yaml and store as berth serve (Postgres, for a team), and the brokered keys in its environment under the names the profiles map them to. berth serve runs the same proxy itself when berth.yaml sets egress.listen. Stops on SIGINT/SIGTERM.",
+    options: { listen: { type: 'string', value: 'HOST:PORT', description: 'where to listen (default: egress.listen of berth.yaml)' } },
+    positionals: [],
+    formats: [],
+    load: cmd(() => import('./commands/egress-proxy.js')),
+    examples: ['berth egress-proxy --listen 0.0.0.0:3128'],
   },
   {
     name: 'openapi',

@@ -177,7 +177,7 @@ profiles:
     const cfg = loadConfig({ dataDir: dir, installRoot });
 
     const connection = { authMode: 'kubeconfig', kubeconfigPath: join(dir, 'kube/config'), kubeContext: 'my-context', namespace: 'agents', requestTimeoutSeconds: 30 };
-    expect(cfg.executors.cluster).toEqual({ name: 'cluster', type: 'kubernetes', connection, ...connection, secretEnv: [], description: '' });
+    expect(cfg.executors.cluster).toEqual({ name: 'cluster', type: 'kubernetes', connection, ...connection, egressProxy: null, secretEnv: [], description: '' });
 
     const profile = cfg.profiles.k8s;
     expect(profile).toMatchObject({ name: 'k8s', executor: 'cluster', env: { FOO: 'bar' } });

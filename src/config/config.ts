@@ -21,6 +21,8 @@ import { ConfigFileError } from './errors.js';
 import { resolveKubernetesConnection, resolveKubernetesProfile } from './kubernetes.js';
 import { resolveSandboxPaths } from './sandbox-paths.js';
 import { ConfigFileSchema } from './schema.js';
+import { resolveEgressProxyEndpoint, resolveEgressServe, resolveNetwork, type EgressProxyEndpoint, type EgressServeConfig } from './network.js';
+import type { NetworkSettings } from '../executors/network.js';
 import { resolveStore, type StoreConfig } from './store.js';
 
 const CONFIG_FILE = 'berth.yaml';
@@ -56,6 +58,8 @@ interface KubernetesExecutorConfig {
   kubeContext: string | null;
   namespace: string;
   requestTimeoutSeconds: number;
+  /** Where its Pods reach the egress proxy (`egress_proxy:`); null: none configured. */
+  egressProxy: EgressProxyEndpoint | null;
   /** Names of serve's environment variables a launch on this executor may pass (`secret_env`). */
   secretEnv: readonly string[];
   /** Suspend idle sessions (`idle:`); absent: never. */
@@ -78,6 +82,8 @@ export interface ProfileConfig {
   idle?: IdlePolicy;
   /** The warm pool (`pool:`, kubernetes profiles only); absent: every launch is cold. */
   pool?: PoolPolicy;
+  /** What its agents may reach (`network:`); absent: no policy (the executor's network as it is). */
+  network?: NetworkSettings;
 }
 
 export interface ResolvedConfig {
@@ -92,6 +98,8 @@ export interface ResolvedConfig {
   agents: Readonly<Record<string, AgentProfile>>;
   /** Where the inventory lives (`store:`); `{ backend: 'sqlite' }` unless configured. */
   store: StoreConfig;
+  /** The egress proxy `berth serve` runs (`egress:`). */
+  egress: EgressServeConfig;
 }
 
 interface LoadConfigOptions {
@@ -185,30 +193,12 @@ export function resolveConfig(raw: unknown, opts: { source: string | null; insta
       continue;
     }
     const connection = resolveKubernetesConnection(name, e, ctx);
-    executors[name] = { name, type: 'kubernetes', connection, ...connection, secretEnv: unique(e.secret_env), ...idleOf(e.idle, `executors.${name}.idle`, opts.source), description: e.description ?? '' };
+    const egressProxy = resolveEgressProxyEndpoint(e.egress_proxy, `executors.${name}.egress_proxy`, opts.source);
+    executors[name] = { name, type: 'kubernetes', connection, ...connection, egressProxy, secretEnv: unique(e.secret_env), ...idleOf(e.idle, `executors.${name}.idle`, opts.source), description: e.description ?? '' };
   }
 
   const profiles = emptyMap<ProfileConfig>();
-  for (const [name, p] of Object.entries(cfg.profiles ?? {})) {
-    const executor = ownValue(executors, p.executor);
-    if (!executor) {
-      throw new ConfigFieldError(`profiles.${name}.executor`, `must name an entry of executors (${Object.keys(executors).join(', ')})`, opts.source);
-    }
-    if (ownValue(executors, name)) throw new ConfigFieldError(`profiles.${name}`, 'must not share its name with an executor', opts.source);
-    if (executor.type === 'kubernetes' && p.kubernetes === undefined) {
-      throw new ConfigFieldError(`profiles.${name}.kubernetes`, 'is required for a profile of a kubernetes executor', opts.source);
-    }
-    if (executor.type !== 'kubernetes' && p.kubernetes !== undefined) {
-      throw new ConfigFieldError(`profiles.${name}.kubernetes`, `is only allowed on a profile of a kubernetes executor ('${p.executor}' is ${executor.type})`, opts.source);
-    }
-    const kubernetes = p.kubernetes === undefined ? null : resolveKubernetesProfile(name, p.kubernetes, ctx);
-    const idle = idleOf(p.idle, `profiles.${name}.idle`, opts.source);
-    if (p.pool !== undefined && executor.type !== 'kubernetes') {
-      throw new ConfigFieldError(`profiles.${name}.pool`, `is only allowed on a profile of a kubernetes executor ('${p.executor}' is ${executor.type})`, opts.source);
-    }
-    const pool = resolvePool(p.pool, `profiles.${name}.pool`, opts.source);
-    profiles[name] = { name, executor: p.executor, env: p.env ?? {}, secretEnv: unique(p.secret_env), ...idle, ...(pool ? { pool } : {}), description: p.description ?? '', kubernetes };
-  }
+  for (const [name, p] of Object.entries(cfg.profiles ?? {})) profiles[name] = resolveProfileEntry(name, p, executors, ctx);
 
   const agents = resolveAgents(cfg.agents, opts.source);
 
@@ -220,7 +210,75 @@ export function resolveConfig(raw: unknown, opts: { source: string | null; insta
   if (direct !== null) throw new ConfigFieldError('defaults.executor', direct, opts.source);
   if (!ownValue(agents, defaults.agent)) throw new ConfigFieldError('defaults.agent', 'must name an entry of agents', opts.source);
 
-  return { source: opts.source, defaults, executors, profiles, agents, store: resolveStore(cfg.store, opts.source) };
+  const egress = resolveEgressServe(cfg.egress, opts.source, (p) => resolve(baseDir, p));
+  brokerSecretProblem(profiles, opts.source);
+  return { source: opts.source, defaults, executors, profiles, agents, store: resolveStore(cfg.store, opts.source), egress };
+}
+
+type RawProfile = NonNullable<z.infer<typeof ConfigFileSchema>['profiles']>[string];
+
+/** One entry of `profiles:` resolved against the executors. */
+function resolveProfileEntry(name: string, p: RawProfile, executors: Readonly<Record<string, ExecutorConfig>>, ctx: { source: string | null; baseDir: string; homeDir?: string }): ProfileConfig {
+  const executor = ownValue(executors, p.executor);
+  if (!executor) {
+    throw new ConfigFieldError(`profiles.${name}.executor`, `must name an entry of executors (${Object.keys(executors).join(', ')})`, ctx.source);
+  }
+  if (ownValue(executors, name)) throw new ConfigFieldError(`profiles.${name}`, 'must not share its name with an executor', ctx.source);
+  if (executor.type === 'kubernetes' && p.kubernetes === undefined) {
+    throw new ConfigFieldError(`profiles.${name}.kubernetes`, 'is required for a profile of a kubernetes executor', ctx.source);
+  }
+  if (executor.type !== 'kubernetes' && p.kubernetes !== undefined) {
+    throw new ConfigFieldError(`profiles.${name}.kubernetes`, `is only allowed on a profile of a kubernetes executor ('${p.executor}' is ${executor.type})`, ctx.source);
+  }
+  const kubernetes = p.kubernetes === undefined ? null : resolveKubernetesProfile(name, p.kubernetes, ctx);
+  const idle = idleOf(p.idle, `profiles.${name}.idle`, ctx.source);
+  if (p.pool !== undefined && executor.type !== 'kubernetes') {
+    throw new ConfigFieldError(`profiles.${name}.pool`, `is only allowed on a profile of a kubernetes executor ('${p.executor}' is ${executor.type})`, ctx.source);
+  }
+  const pool = resolvePool(p.pool, `profiles.${name}.pool`, ctx.source);
+  const network = resolveNetwork(p.network, `profiles.${name}.network`, [...unique(p.secret_env), ...executor.secretEnv], ctx.source);
+  if (network !== undefined) networkProblem(name, network, executor, pool, ctx.source);
+  return {
+    name,
+    executor: p.executor,
+    env: p.env ?? {},
+    secretEnv: unique(p.secret_env),
+    ...idle,
+    ...(pool ? { pool } : {}),
+    ...(network ? { network } : {}),
+    description: p.description ?? '',
+    kubernetes,
+  };
+}
+
+/** The proxy reads one key per provider: every profile brokering a provider must name the same secret. */
+function brokerSecretProblem(profiles: Readonly<Record<string, ProfileConfig>>, source: string | null): void {
+  const first = new Map<string, { profile: string; secret: string }>();
+  for (const p of Object.values(profiles)) {
+    for (const [provider, secret] of Object.entries(p.network?.brokers ?? {})) {
+      const seen = first.get(provider);
+      if (seen === undefined) first.set(provider, { profile: p.name, secret });
+      else if (seen.secret !== secret) {
+        throw new ConfigFieldError(`profiles.${p.name}.network.brokers.${provider}`, `must name the same secret as profiles.${seen.profile} (${seen.secret}): the proxy holds one key per provider`, source);
+      }
+    }
+  }
+}
+
+/** What a profile's `network:` needs of its executor: a proxy the Pods can reach, no pool (yet). */
+function networkProblem(name: string, network: NetworkSettings, executor: ExecutorConfig, pool: PoolPolicy | undefined, source: string | null): void {
+  const field = `profiles.${name}.network`;
+  const proxied = network.egress === 'allowlist' || Object.keys(network.brokers).length > 0;
+  if (executor.type === 'kubernetes' && proxied && executor.egressProxy === null) {
+    throw new ConfigFieldError(field, `needs the egress proxy: set executors.${executor.name}.egress_proxy.url (where its Pods reach berth serve's egress.listen, or the chart's proxy Service)`, source);
+  }
+  if (executor.type === 'local' && executor.sandbox === 'none') {
+    throw new ConfigFieldError(field, `needs the sandbox: executor '${executor.name}' runs agents with sandbox: none, so nothing could hold them to the policy`, source);
+  }
+  if (executor.type === 'local' && network.egress === 'open') {
+    throw new ConfigFieldError(`${field}.egress`, `open is for kubernetes executors: a local sandbox has its own network or none (use allowlist or deny, or no network: block)`, source);
+  }
+  if (pool !== undefined && pool.size > 0) throw new ConfigFieldError(`profiles.${name}.pool`, 'cannot be combined with network: yet (pool members are made before a session exists)', source);
 }
 
 /**

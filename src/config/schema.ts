@@ -7,6 +7,7 @@ import { PoolSchema } from './pool.js';
 import { z } from 'zod';
 import { ENV_NAME } from '../shared/env-name.js';
 import { StoreSchema } from './store.js';
+import { EgressProxyEndpointSchema, EgressServeSchema, NetworkSchema } from './network.js';
 
 const NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
@@ -51,6 +52,8 @@ export const KubernetesExecutorSchema = z.strictObject({
   kube_context: z.string().optional(),
   namespace: z.string().min(1, { error: 'must be a valid Kubernetes namespace' }).optional(),
   request_timeout_seconds: z.number().int().min(1).max(300, { error: 'must be between 1 and 300' }).optional(),
+  /** Where this cluster's Pods reach Berth's egress proxy (network.ts). */
+  egress_proxy: EgressProxyEndpointSchema.optional(),
   secret_env: secretEnvList.optional(),
   idle: IdleSchema.optional(),
   description: z.string().optional(),
@@ -110,6 +113,8 @@ const ProfileSchema = z.strictObject({
   idle: IdleSchema.optional(),
   /** A warm pool of ready Pods for its launches (pool.ts); kubernetes executors only. */
   pool: PoolSchema.optional(),
+  /** What its sessions' agents may reach, and the model APIs brokered for them (network.ts). */
+  network: NetworkSchema.optional(),
   description: z.string().optional(),
 });
 
@@ -161,4 +166,6 @@ export const ConfigFileSchema = z.strictObject({
   agents: z.record(nameKey, AgentSchema).optional(),
   /** Where the inventory lives (store.ts). */
   store: StoreSchema.optional(),
+  /** The egress proxy `berth serve` runs (network.ts). */
+  egress: EgressServeSchema.optional(),
 });

@@ -29,6 +29,8 @@ export interface ManagerContext {
   runId: string;
   /** The profile snapshot of a launch target name, as resolved now (see executors/factory.ts). */
   snapshotProfile: (name: string) => ExecutorProfileSnapshot;
+  /** The egress proxy serve runs (`egress.listen`): told when a session's credential is deleted, closed with the manager. */
+  egressProxy?: { revoke(sessionId: string): void; close(): Promise<void> } | null;
 }
 
 /**

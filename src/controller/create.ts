@@ -3,6 +3,8 @@
  * return the session service (plus `recover`, to be called once at start-up).
  * @module
  */
+import { egressSocketPath } from '../executors/network.js';
+import { startEgressProxy } from './egress-proxy.js';
 import { resolve } from 'node:path';
 import { loadConfig, type ResolvedConfig } from '../config/index.js';
 import { createExecutors, metadataKeyPrefixes, profileSnapshot, type ExecutorDeps } from './executor-factory.js';
@@ -63,6 +65,12 @@ export async function createController(opts: ControllerOptions): Promise<Control
   };
   const executors = createExecutors(config, deps);
   const events = new SessionEvents((err) => logger.warn({ err: String(err) }, 'event listener threw'));
+  // own variables only: `constructor` is no variable of the environment
+  const secretSource = (name: string): string | undefined => (Object.hasOwn(env, name) ? env[name] : undefined);
+  const egressProxy = await startEgressProxy(config, store, secretSource, logger, { socketPath: egressSocketPath(dataDir) }).catch(async (err: unknown) => {
+    await store.close();
+    throw new Error(`egress.listen: the egress proxy cannot listen (${(err as Error).message})`, { cause: err });
+  });
   return new SessionManager({
     store,
     config,
@@ -72,8 +80,8 @@ export async function createController(opts: ControllerOptions): Promise<Control
     locks: new KeyedLock(),
     log: logger,
     hooks: opts.testHooks ?? testHooksFromEnv(env),
-    // own variables only: `constructor` is no variable of the environment
-    secretSource: (name) => (Object.hasOwn(env, name) ? env[name] : undefined),
+    secretSource,
+    egressProxy,
     runId: newControllerRunId(),
     snapshotProfile: (name) => profileSnapshot(config, name, deps),
   });

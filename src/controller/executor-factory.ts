@@ -11,6 +11,7 @@ import type { Logger } from '../shared/logger.js';
 import type { Executor, ExecutorCapabilities, ExecutorProfileSnapshot } from '../executors/executor.js';
 import { defaultArtifactPaths, KubernetesExecutor, PROFILE_SETTING } from '../executors/kubernetes/index.js';
 import { encodeProfileSnapshot } from '../executors/kubernetes/config/index.js';
+import { egressSocketPath, encodeNetworkSettings, NETWORK_SETTING } from '../executors/network.js';
 import { findOnPath, hostSecretPaths, LocalExecutor, userHomes, type LocalExecutorOptions } from '../executors/local/index.js';
 
 /** What every executor may need from the controller that builds it. */
@@ -56,6 +57,7 @@ const TYPES: Registry = {
         artifacts: defaultArtifactPaths(deps.installRoot ?? findInstallRoot()),
         logger: deps.logger,
         installationId: deps.installationId ?? ensureInstallationId(deps.dataDir),
+        egressProxy: config.egressProxy,
       }),
     settings: (resolved) => {
       // A kubernetes executor is launched through a profile (config validation says so): its Pod
@@ -112,6 +114,7 @@ function localOptions(config: LocalExecutorConfig, deps: ExecutorDeps): LocalExe
     sandboxReadOnlyPaths: deps.agentPaths ?? [],
     sandboxHide: [...config.sandboxHide, ...(deps.sandboxHide ?? [])],
     sandboxExpose: config.sandboxExpose,
+    egressSocket: egressSocketPath(deps.dataDir),
   };
 }
 
@@ -156,7 +159,11 @@ export function profileSnapshot(config: ResolvedConfig, name: string, deps: Exec
     executor: resolved.executor.name,
     profile: resolved.profile?.name ?? null,
     type: resolved.executor.type,
-    settings: typeOf(resolved.executor).settings(resolved, deps),
+    settings: {
+      ...typeOf(resolved.executor).settings(resolved, deps),
+      // the network policy the session launched with stays its own, as the rest of the snapshot
+      ...(resolved.profile?.network ? { [NETWORK_SETTING]: encodeNetworkSettings(resolved.profile.network) } : {}),
+    },
     env: { ...(resolved.profile?.env ?? {}) },
   };
 }

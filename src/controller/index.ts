@@ -3,7 +3,8 @@
  * @module
  */
 export { createController, type Controller } from './create.js';
-export { executorCapabilities } from './executor-factory.js';
+export { executorCapabilities, metadataKeyPrefixes } from './executor-factory.js';
+export { startEgressProxy } from './egress-proxy.js';
 export { LAUNCH_CHECKPOINTS } from './hooks.js';
 export {
   LaunchValidationError,

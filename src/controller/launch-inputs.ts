@@ -5,7 +5,8 @@
  * LaunchError of the `initialize` stage; nothing has been created yet.
  * @module
  */
-import type { InstanceSecrets, RepositoryCredentials, RepositorySpec } from '../executors/executor.js';
+import type { ExecutorProfileSnapshot, InstanceSecrets, RepositoryCredentials, RepositorySpec } from '../executors/executor.js';
+import { withEgressEnv } from './egress.js';
 import { INIT_STAGE, LaunchError } from '../executors/launch-kit/index.js';
 import type { RuntimeRecord, SessionRecord } from '../inventory/index.js';
 import { SECRET_REF, type ManagerContext } from './context.js';
@@ -22,7 +23,7 @@ export function repositorySpec(session: SessionRecord): RepositorySpec {
  * names were checked against `secret_env` at launch and stay approved for this session, as the
  * rest of its profile snapshot does: an edit of berth.yaml applies to new launches.
  */
-export function resolveSecretEnv(ctx: ManagerContext, session: SessionRecord): Record<string, string> {
+function resolveSecretEnv(ctx: ManagerContext, session: SessionRecord): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of session.request.secretEnv) {
     const value = ctx.secretSource(name);
@@ -30,6 +31,11 @@ export function resolveSecretEnv(ctx: ManagerContext, session: SessionRecord): R
     out[name] = value;
   }
   return out;
+}
+
+/** The secret environment of a launch: the session's secret env with its egress settings applied (egress.ts). */
+export function launchSecretEnv(ctx: ManagerContext, session: SessionRecord, profile: ExecutorProfileSnapshot): Promise<Record<string, string>> {
+  return withEgressEnv(ctx, session.id, profile, resolveSecretEnv(ctx, session));
 }
 
 /** The clone credential the session stored (encrypted) at launch. */

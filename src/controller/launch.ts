@@ -15,7 +15,7 @@ import { errorMessage } from '../shared/errors.js';
 import { sanitize } from '../shared/sanitize.js';
 import { diagnostic, secretIds, SECRET_REF, setSessionState, type ManagerContext } from './context.js';
 import { beforeCheckpoint, reachedCheckpoint } from './hooks.js';
-import { repositorySpec, resolveSecretEnv, revealInstanceSecrets, revealRepoCredentials } from './launch-inputs.js';
+import { launchSecretEnv, repositorySpec, revealInstanceSecrets, revealRepoCredentials } from './launch-inputs.js';
 import { AGENT_PROCESS_KEY, AGENT_START_STAGE, endStaleShells, ensureAgent, lostAgent, recordedAgentId, recordedLostAgent } from './agent.js';
 import { LaunchRow } from './launch-row.js';
 import { pickSecretMetadata, secretMetadata } from './runtime-metadata.js';
@@ -95,7 +95,8 @@ export class SessionLaunch {
   /** What the executor gets: the identity, repository, env, recorded profile and this launch's callbacks. */
   async #createRequest(): Promise<CreateInstanceRequest> {
     const { ctx, session } = this;
-    const secretEnv = resolveSecretEnv(ctx, session);
+    const profile = this.#profile();
+    const secretEnv = await launchSecretEnv(ctx, session, profile);
     const previous = this.mode.kind === 'revive' ? { metadata: this.mode.row.metadata, secrets: await revealInstanceSecrets(ctx, this.mode.row) } : undefined;
     // only a fresh launch clones; a revive keeps the workspace and needs no credential
     const repositoryCredentials = this.mode.kind === 'fresh' && session.repository.credentials === true ? await revealRepoCredentials(ctx, this.#sessionId) : undefined;
@@ -105,7 +106,7 @@ export class SessionLaunch {
       ...(repositoryCredentials ? { repositoryCredentials } : {}),
       env: session.request.env,
       secretEnv,
-      profile: this.#profile(),
+      profile,
       onStage: this.#listener,
       onDiagnostic: (reason, message) => diagnostic(ctx, this.#sessionId, reason, sanitize(message)),
       checkpointRuntimeInventory: (cp) => this.#checkpoint(cp),
@@ -158,7 +159,7 @@ export class SessionLaunch {
     try {
       instance = await executor.refreshInstance(live.instance, {
         env: this.session.request.env,
-        secretEnv: resolveSecretEnv(ctx, this.session),
+        secretEnv: await launchSecretEnv(ctx, this.session, this.#profile()),
         profile: this.#profile(),
         onStage: (e) => {
           if (e.status === 'waiting' || e.status === 'failed') diagnostic(ctx, id, e.reason ?? REASON.reconnecting, sanitize(e.message ?? e.stage));

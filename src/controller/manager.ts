@@ -42,11 +42,12 @@ import {
   type ShellOptions,
   type ShellSession,
 } from './service.js';
-import type { PoolRemoveResult, PoolView } from '../api/index.js';
+import type { EgressPage, EgressQuery, PoolRemoveResult, PoolView } from '../api/index.js';
 import { checkLaunch, launchValidationError, type LaunchCheckContext } from './validate.js';
 import { checkRepository } from './repo-check.js';
 import { toView } from './views.js';
 import { followersSettled, followLiveOutput } from './output-follow.js';
+import { readEgress } from './egress-view.js';
 
 const SETTLED = new Set(['ready', 'stopped', 'suspended', 'failed']);
 /** Sessions recovered at once at start-up (each may hold API calls and port-forwards open). */
@@ -253,6 +254,10 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
     return this.#ops.workspace(id);
   }
 
+  egress(id: string, query: EgressQuery = {}): Promise<EgressPage> {
+    return readEgress(this.#ctx, id, query);
+  }
+
   subscribe(listener: (event: SessionEvent) => void, filter?: { sessionId?: string }): () => void {
     return this.#ctx.events.subscribe(listener, filter);
   }
@@ -309,6 +314,7 @@ export class SessionManager implements SessionService, SessionWorkspaceService, 
     this.#ctx.live.closeAll();
     await followersSettled(this.#ctx.live);
     await Promise.allSettled([...this.#ctx.executors.values()].map((e) => e.close()));
+    await this.#ctx.egressProxy?.close();
     await this.#ctx.store.close();
   }
 

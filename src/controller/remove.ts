@@ -5,6 +5,7 @@
  * new leader) interrupted, so that a `rm` that was accepted ends with the session gone.
  * @module
  */
+import { revokeEgress } from './egress.js';
 import type { Executor, StopOptions, StopResult } from '../executors/executor.js';
 import { sessionIdentity } from '../executors/launch-kit/index.js';
 import type { RuntimeRecord, SessionRecord } from '../inventory/index.js';
@@ -25,6 +26,7 @@ export async function removeSession(ctx: ManagerContext, session: SessionRecord,
   const { id } = session;
   const row = await ctx.store.getRuntime(id);
   await setSessionState(ctx, id, 'removing', session.error);
+  await revokeEgress(ctx, id);
   const live = ctx.live.detach(id);
   try {
     const executorName = row?.executor ?? sessionExecutorName(ctx, session);

@@ -5,7 +5,7 @@
  * @module
  */
 import type { FilesClient, GitClient } from '../agentctl-client/index.js';
-import type { AgentEventPage, ApproveRequest, ApproveResult, LaunchRequest, PoolRemoveResult, PoolView, SessionEvent, SessionState, SessionView } from '../api/index.js';
+import type { AgentEventPage, ApproveRequest, ApproveResult, EgressPage, EgressQuery, LaunchRequest, PoolRemoveResult, PoolView, SessionEvent, SessionState, SessionView } from '../api/index.js';
 
 // The wire types are the API's (derived from its zod schemas); the controller speaks them.
 export type {
@@ -186,6 +186,8 @@ export interface SessionWorkspaceService {
   workspace(id: string): Promise<SessionWorkspace>;
   /** Resolves once the session is no longer launching/stopping/removing (e.g. after `launch`). */
   waitUntilSettled(id: string, opts?: { signal?: AbortSignal }): Promise<SessionView>;
+  /** The connections its agent made through the egress proxy: the summary and one page of records (any state; SessionNotFoundError). */
+  egress(id: string, query?: EgressQuery): Promise<EgressPage>;
 }
 
 /**

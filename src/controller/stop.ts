@@ -12,6 +12,7 @@ import { sanitize } from '../shared/sanitize.js';
 import { setSessionState, type ManagerContext } from './context.js';
 import { mirrorOutputBeforeStop } from './output-mirror.js';
 import { stopRecorded } from './remove.js';
+import { revokeEgress } from './egress.js';
 import { SessionStateError, type SessionView, type StageRecord } from './service.js';
 
 interface StopSessionOptions {
@@ -35,6 +36,8 @@ export async function stopSession(ctx: ManagerContext, session: SessionRecord, o
   const executor = ctx.executors.get(row.executor);
   if (!executor) throw new SessionStateError(id, session.state as SessionView['state'], 'stop', `executor '${row.executor}' is not configured any more`);
   await setSessionState(ctx, id, 'stopping', session.error);
+  // first: the agent's token stops working before anything else of the stop
+  await revokeEgress(ctx, id);
   const live = ctx.live.detach(id);
   let stopped: StopResult | void;
   try {

@@ -40,6 +40,17 @@ export const ENV = {
    * on port 0; unset (the Kubernetes executor, fixed port 8765) nothing is reported.
    */
   reportFd: 'AGENTCTL_REPORT_FD',
+  /**
+   * An inherited file descriptor holding a listening Unix socket the control server serves on too
+   * (the control and, by X-Instance-ID, every instance API). Set by the local executor for a sandbox
+   * without a network of its own: the controller binds the socket where the sandbox cannot reach it.
+   */
+  controlFd: 'AGENTCTL_CONTROL_FD',
+  /**
+   * `127.0.0.1:PORT=/path/to.sock`: agentctl listens on that loopback address and pipes every
+   * connection to the Unix socket (the egress proxy's, bound into a sandbox without a network).
+   */
+  egressRelay: 'AGENTCTL_EGRESS_RELAY',
 } as const;
 
 /**

@@ -25,6 +25,7 @@ import { Readiness } from './health.js';
 import type { ServerMetrics } from './metrics.js';
 import { conversationRoutes } from './routes/conversation.js';
 import { dashboardRoutes } from './routes/dashboard.js';
+import { egressRoutes } from './routes/egress.js';
 import { metaRoutes } from './routes/meta.js';
 import { probeRoutes } from './routes/probes.js';
 import { poolRoutes } from './routes/pools.js';
@@ -189,6 +190,7 @@ export function createApiServer(opts: ApiServerOptions): Server {
       ...workspaceRoutes({ service, keepAliveMs }),
       ...conversationRoutes(service),
       ...poolRoutes(service),
+      ...egressRoutes(service),
     };
     attachShellRoute(server, { service, gate, keepAliveMs, ...(opts.logger ? { log: opts.logger } : {}) });
     if (!opts.readiness) readiness.markReady();

@@ -102,6 +102,8 @@ describe('dashboard with local sessions', () => {
     await expect.poll(() => page.getByTestId('diff').textContent(), { timeout: 20_000 }).toContain('edited by the agent');
     await page.getByTestId('file-tree').getByText('README.md').first().click();
     await expect.poll(() => page.getByTestId('file-view').textContent(), { timeout: 20_000 }).toContain('edited by the agent');
+    // no `network:` on the profile: the network panel says why it has no connection to show
+    await expect.poll(() => page.getByTestId('egress-empty').textContent(), { timeout: 20_000 }).toContain('No connection recorded');
     await screenshot(page, 'session-change');
   });
 

@@ -231,6 +231,40 @@ describe('the Helm chart, rendered', () => {
     expect(loaded.profiles.k8s?.pool?.size).toBe(2);
   });
 
+  it("installs the egress proxy with postgres: its Deployment and Service, the executor's egress_proxy on them, the brokered keys in the proxy's env only", async () => {
+    const network = { egress: 'allowlist', allow: ['api.github.com'], brokers: { anthropic: 'ANTHROPIC_API_KEY' } };
+    const objs = await render({ ...POSTGRES, sessions: { network }, egress: { enabled: true, brokerSecret: 'model-keys', hosts: { 'models.internal': '10.1.2.3' } } });
+    const cfg = berthYaml(objs);
+    expect(cfg.profiles.k8s.network).toEqual(network);
+    expect(cfg.executors.kubernetes.egress_proxy).toEqual({
+      url: `http://${FULLNAME}-egress.berth-system.svc:3128`,
+      namespace: 'berth-system',
+      pod_labels: { 'app.kubernetes.io/name': 'berth-egress', 'app.kubernetes.io/instance': 'team' },
+    });
+    expect(cfg.executors.kubernetes.secret_env, 'the brokered name approved (the controller never gets its value)').toContain('ANTHROPIC_API_KEY');
+    expect(cfg.egress).toEqual({ hosts: { 'models.internal': '10.1.2.3' } });
+    const proxy = find(objs, 'Deployment', `${FULLNAME}-egress`) as any;
+    const container = proxy.spec.template.spec.containers[0];
+    expect(container.args.slice(0, 3)).toEqual(['egress-proxy', '--listen', '0.0.0.0:3128']);
+    expect(container.env.find((e: any) => e.name === 'ANTHROPIC_API_KEY')?.valueFrom.secretKeyRef).toEqual({ name: 'model-keys', key: 'ANTHROPIC_API_KEY' });
+    expect(proxy.spec.template.metadata.labels).toEqual(cfg.executors.kubernetes.egress_proxy.pod_labels);
+    const controllerEnv = deployment(objs).spec.template.spec.containers[0].env.map((e: any) => e.name);
+    expect(controllerEnv, "the controller's env has no model key").not.toContain('ANTHROPIC_API_KEY');
+    expect((find(objs, 'Service', `${FULLNAME}-egress`) as any).spec.selector).toEqual(proxy.spec.selector.matchLabels);
+    // Berth's loader accepts what the chart wrote
+    const dir = mkdtempSync(join(work, 'config-'));
+    const data = (find(objs, 'ConfigMap', `${FULLNAME}-config`) as any).data as Record<string, string>;
+    writeFileSync(join(dir, 'pod-template.yaml'), data['pod-template.yaml']!);
+    cfg.profiles.k8s.kubernetes.pod_template_file = './pod-template.yaml';
+    writeFileSync(join(dir, 'berth.yaml'), stringify(cfg));
+    expect(loadConfig({ dataDir: dir, path: join(dir, 'berth.yaml') }).profiles.k8s?.network?.egress).toBe('allowlist');
+    // none of it unless enabled; and the proxy needs the shared store
+    expect(berthYaml(await render({})).executors.kubernetes.egress_proxy).toBeUndefined();
+    const sqlite = await helmTemplate({ egress: { enabled: true } });
+    expect(sqlite.code).not.toBe(0);
+    expect(sqlite.stderr).toMatch(/egress\.enabled: the egress proxy reads the sessions from the shared store: set store\.backend=postgres/);
+  });
+
   it.each([
     ['config.store', { config: { store: { backend: 'sqlite' } } }, /config\.store: set store\.backend/],
     ['a template in sessions.kubernetes', { sessions: { kubernetes: { pod_template: 'spec: {}' } } }, /sessions\.kubernetes: set the template in sessions\.podTemplate/],

@@ -25,6 +25,8 @@ const base: KubernetesMetadata = {
   templateHash: 't'.repeat(64),
   pendingCreateDigest: null,
   podReclaimed: false,
+  policyName: null,
+  policyUid: null,
 };
 const DIGEST = 'd'.repeat(64);
 /** Before the PVC create: nothing created yet, the claim's nonce digest recorded. */

@@ -1,8 +1,9 @@
 /**
- * Binding servers to loopback and closing them completely.
+ * Binding servers to loopback (or to an inherited socket) and closing them completely.
  * @module
  */
 import type { Server } from 'node:http';
+import { createServer as createNetServer, type Server as NetServer } from 'node:net';
 
 const LOOPBACK = '127.0.0.1';
 
@@ -33,4 +34,25 @@ export function closeServer(server: Server): Promise<void> {
     server.close(() => resolve());
     server.closeAllConnections();
   });
+}
+
+/**
+ * Serves `server` also on the listening socket inherited at `fd` (a Unix socket the executor bound):
+ * every connection accepted there is handed to `server` as its own, so its routes, timeouts and
+ * WebSocket upgrades apply unchanged. Resolves with the accepting server once it listens.
+ */
+export function listenInherited(server: Server, fd: number): Promise<NetServer> {
+  const acceptor = createNetServer((socket) => server.emit('connection', socket));
+  return new Promise((resolve, reject) => {
+    acceptor.once('error', reject);
+    acceptor.listen({ fd }, () => {
+      acceptor.off('error', reject);
+      resolve(acceptor);
+    });
+  });
+}
+
+/** Stops `acceptor` accepting (its open connections belong to the server they were handed to). */
+export function closeAcceptor(acceptor: NetServer): Promise<void> {
+  return new Promise((resolve) => acceptor.close(() => resolve()));
 }

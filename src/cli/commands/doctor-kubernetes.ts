@@ -22,7 +22,7 @@ export function allKubernetesTargets(config: ResolvedConfig): DoctorTarget[] {
           {
             executor: e.name,
             connection: e.connection,
-            profiles: Object.values(config.profiles).flatMap((p) => (p.executor === e.name && p.kubernetes ? [{ name: p.name, profile: p.kubernetes, pooled: (p.pool?.size ?? 0) > 0 }] : [])),
+            profiles: Object.values(config.profiles).flatMap((p) => (p.executor === e.name && p.kubernetes ? [{ name: p.name, profile: p.kubernetes, pooled: (p.pool?.size ?? 0) > 0, networked: p.network !== undefined }] : [])),
           },
         ],
   );
@@ -39,7 +39,7 @@ export function namedKubernetesTarget(config: ResolvedConfig, name: string): Doc
   if (resolved.executor.type !== 'kubernetes') return null;
   const executor = resolved.executor;
   const kube = resolved.profile?.kubernetes;
-  if (resolved.profile && kube) return { executor: executor.name, connection: executor.connection, profiles: [{ name: resolved.profile.name, profile: kube, pooled: (resolved.profile.pool?.size ?? 0) > 0 }] };
+  if (resolved.profile && kube) return { executor: executor.name, connection: executor.connection, profiles: [{ name: resolved.profile.name, profile: kube, pooled: (resolved.profile.pool?.size ?? 0) > 0, networked: resolved.profile.network !== undefined }] };
   const all = allKubernetesTargets(config).find((t) => t.executor === executor.name);
   // the executor alone: no dry-run, but the permissions are those its profiles need
   return {
@@ -48,6 +48,7 @@ export function namedKubernetesTarget(config: ResolvedConfig, name: string): Doc
     profiles: [],
     workspaceModes: (all?.profiles ?? []).map((p) => p.profile.workspace.mode),
     pooled: (all?.profiles ?? []).some((p) => p.pooled === true),
+    networked: (all?.profiles ?? []).some((p) => p.networked === true),
   };
 }
 

@@ -16,6 +16,7 @@ import { checkServeConfig } from './doctor-config.js';
 import { checkStore, type StoreCheck } from './doctor-store.js';
 import { checkAgentReads } from './doctor-sandbox.js';
 import { allKubernetesTargets, kubernetesChecks, namedKubernetesTarget } from './doctor-kubernetes.js';
+import { runEgressDoctor } from './doctor-egress.js';
 
 const MIN_NODE = [20, 19] as const;
 
@@ -113,6 +114,11 @@ export function renderChecks(checks: readonly Check[]): string {
 
 export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> {
   const { check: configCheck, config } = checkConfig(ctx);
+  const egress = cmd.values.egress;
+  if (typeof egress === 'string') {
+    if (config === null) return report(ctx, [configCheck]);
+    return runEgressDoctor(ctx, config, egress);
+  }
   const only = cmd.values.executor;
   if (typeof only === 'string') {
     if (config === null) return report(ctx, [configCheck]);

@@ -173,6 +173,9 @@ export const META = {
    * its containers and unmounted its volumes first. Dropped when a new Pod is created.
    */
   podReclaimed: 'kubernetes_pod_reclaimed',
+  /** The session's NetworkPolicy (a profile with `network:`): recorded with the Pod create that follows it. */
+  policyName: 'kubernetes_network_policy_name',
+  policyUid: 'kubernetes_network_policy_uid',
   resourceInstanceId: 'kubernetes_resource_instance_id',
   resourceSessionId: 'kubernetes_resource_session_id',
   resourceExecutor: 'kubernetes_resource_executor',

@@ -30,16 +30,20 @@ const PVC = 'persistentvolumeclaims';
  * its claim binds) or a pool (the labels of a claimed warm pool member), on claims only with a pool.
  * With no profile to go by, everything the executor can use.
  */
-export function requiredAccess(modes: readonly WorkspaceMode[], opts: { pooled?: boolean } = {}): AccessCheck[] {
-  if (modes.length === 0) return [...EXECUTOR_ACCESS];
+export function requiredAccess(modes: readonly WorkspaceMode[], opts: { pooled?: boolean; networked?: boolean } = {}): AccessCheck[] {
+  const policies = opts.networked === true ? NETWORK_POLICY_ACCESS : [];
+  if (modes.length === 0) return [...EXECUTOR_ACCESS, ...policies];
   const pvcVerbs = new Set<string>();
   for (const mode of modes) {
     if (mode === 'managed_pvc') for (const v of ['get', 'list', 'watch', 'create', 'delete', ...(opts.pooled === true ? ['patch'] : [])]) pvcVerbs.add(v);
     if (mode === 'existing_claim') for (const v of ['get', 'list', 'watch']) pvcVerbs.add(v);
   }
   const patchPods = opts.pooled === true || modes.includes('managed_pvc');
-  return EXECUTOR_ACCESS.filter((c) => (c.resource === PVC ? pvcVerbs.has(c.verb) : c.verb !== 'patch' || patchPods));
+  return [...EXECUTOR_ACCESS.filter((c) => (c.resource === PVC ? pvcVerbs.has(c.verb) : c.verb !== 'patch' || patchPods)), ...policies];
 }
+
+/** What a profile with `network:` needs besides (deploy/rbac.yaml): its sessions' NetworkPolicies. */
+const NETWORK_POLICY_ACCESS: readonly AccessCheck[] = ['get', 'list', 'create', 'delete'].map((verb) => ({ verb, resource: 'networkpolicies', group: 'networking.k8s.io' }));
 
 /** Where the kubeconfig comes from, as the executor loads it (for the `kubeconfig` line). */
 export function kubeconfigSource(connection: KubernetesConnection, env: NodeJS.ProcessEnv): string {

@@ -53,6 +53,8 @@ interface DoctorProfile {
   profile: KubernetesProfile;
   /** It has a warm pool (its claims relabel Pods and PVCs). */
   pooled?: boolean;
+  /** It has `network:` settings (its sessions get a NetworkPolicy). */
+  networked?: boolean;
 }
 
 /** An executor entry and the profiles of it to check (none: the connection only). */
@@ -64,6 +66,8 @@ export interface DoctorTarget {
   workspaceModes?: readonly WorkspaceMode[];
   /** With `workspaceModes`: one of its profiles has a warm pool. */
   pooled?: boolean;
+  /** With `workspaceModes`: one of its profiles has `network:` settings. */
+  networked?: boolean;
 }
 
 interface KubernetesDoctorOptions {
@@ -115,7 +119,10 @@ export async function kubernetesDoctor(target: DoctorTarget, opts: KubernetesDoc
 
   const namespace = connection.namespace;
   checks.push(await namespaceCheck(client, name('namespace'), target, signal));
-  const needed = requiredAccess(target.workspaceModes ?? target.profiles.map((p) => p.profile.workspace.mode), { pooled: (target.pooled ?? false) || target.profiles.some((p) => p.pooled === true) });
+  const needed = requiredAccess(target.workspaceModes ?? target.profiles.map((p) => p.profile.workspace.mode), {
+    pooled: (target.pooled ?? false) || target.profiles.some((p) => p.pooled === true),
+    networked: (target.networked ?? false) || target.profiles.some((p) => p.networked === true),
+  });
   try {
     checks.push(permissionsCheck(name('permissions'), namespace, needed, await deniedAccess(client, namespace, needed, signal), user));
   } catch (err) {
@@ -134,7 +141,7 @@ async function foreignCheck(client: KubeClient, name: string, namespace: string,
   const objects = [];
   for (const kind of ['Pod', 'PVC'] as const) {
     try {
-      objects.push(...(await listBerthObjects(kubePorts(client).objects, kind, namespace, signal ?? AbortSignal.timeout(client.requestTimeoutMs))).objects);
+      objects.push(...(await listBerthObjects({ objects: kubePorts(client).objects }, kind, namespace, signal ?? AbortSignal.timeout(client.requestTimeoutMs))).objects);
     } catch (err) {
       if (kind === 'PVC' && isForbidden(err)) continue; // no managed claims without the permission
       return { name, ok: true, warn: true, detail: `not checked: ${errorMessage(err)}` };

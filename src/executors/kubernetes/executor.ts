@@ -18,6 +18,7 @@ import { decodeProfileSnapshot } from './config/index.js';
 import type { FetchLike } from '../../agentctl-client/index.js';
 import { httpFetch } from '../../shared/http-fetch.js';
 import { createKubeClient, kubePorts, type KubePorts } from './kube/index.js';
+import type { EgressProxyTarget } from '../network.js';
 import { defaultRandom, initialMetadata, KubeLaunchState, type KubeLaunchEnv } from './launch/context.js';
 import { claimLaunch, reportPoolOutcome } from './pool/claim.js';
 import type { PoolContext } from './pool/context.js';
@@ -50,6 +51,8 @@ interface KubernetesExecutorOptions {
   kube?: KubePorts;
   /** How agentctl is called through a forward. @default httpFetch */
   fetch?: FetchLike;
+  /** Where the Pods reach Berth's egress proxy (sessions with `network:` settings that use it). */
+  egressProxy?: EgressProxyTarget | null;
 }
 
 /**
@@ -166,6 +169,7 @@ export class KubernetesExecutor implements Executor {
     return sweepUnrecorded(this.kube.objects, {
       namespace: this.#opts.connection.namespace,
       installationId: this.#opts.installationId ?? '',
+      policies: this.kube.policies,
       isRecorded,
       minAgeMs: opts.minAgeMs ?? this.#minAgeMs(),
       signal: opts.signal ?? AbortSignal.timeout(SWEEP_TIMEOUT_MS),
@@ -265,7 +269,7 @@ export class KubernetesExecutor implements Executor {
   }
 
   #launchEnv(): KubeLaunchEnv {
-    return { executorName: this.name, connection: this.#opts.connection, kube: this.kube, fetch: this.#opts.fetch ?? httpFetch, artifacts: this.#artifacts, probes: this.#probes, log: this.#log, random: defaultRandom, installationId: this.#opts.installationId ?? null, events: this.#events };
+    return { executorName: this.name, connection: this.#opts.connection, kube: this.kube, fetch: this.#opts.fetch ?? httpFetch, artifacts: this.#artifacts, probes: this.#probes, log: this.#log, random: defaultRandom, installationId: this.#opts.installationId ?? null, events: this.#events, egressProxy: this.#opts.egressProxy ?? null };
   }
 
   #state(req: CreateInstanceRequest, profile: KubernetesProfile, meta: KubernetesMetadata): KubeLaunchState {

@@ -44,6 +44,9 @@ export interface KubernetesMetadata {
    * a new Pod under its name cannot meet them, so it needs no wait for its Running status.
    */
   podReclaimed: boolean;
+  /** The session's NetworkPolicy (null: none, or not created yet). */
+  policyName: string | null;
+  policyUid: string | null;
 }
 
 const PROVISIONAL = new Set<string>(Object.values(CHECKPOINT));
@@ -74,6 +77,8 @@ export function encodeKubernetesMetadata(m: KubernetesMetadata, state: string): 
   if (m.agentctlFlavor !== null) out[META.agentctlFlavor] = m.agentctlFlavor;
   if (m.pendingCreateDigest !== null) out[META.pendingCreateDigest] = m.pendingCreateDigest;
   if (m.podReclaimed) out[META.podReclaimed] = 'true';
+  if (m.policyName !== null) out[META.policyName] = m.policyName;
+  if (m.policyUid !== null) out[META.policyUid] = m.policyUid;
   return out;
 }
 
@@ -152,7 +157,10 @@ export function decodeKubernetesMetadata(meta: Readonly<Record<string, string>>,
     templateHash: required(meta, META.templateHash),
     pendingCreateDigest,
     podReclaimed: reclaimed === 'true',
+    policyName: optional(meta, META.policyName),
+    policyUid: optional(meta, META.policyUid),
   };
+  if ((m.policyName === null) !== (m.policyUid === null)) throw new KubernetesInventoryError('the NetworkPolicy name and UID must be recorded together');
   checkWorkspace(m);
   checkState(m, state);
   return m;

@@ -18,6 +18,7 @@ import { META, PATH } from './constants.js';
 import { KubeExecError, type KubePorts } from './kube/index.js';
 import { decodeKubernetesMetadata, identityOf, podAdmissionVerified, pvcAdmissionVerified, type KubernetesMetadata } from './metadata.js';
 import { pendingTarget } from './pending.js';
+import { deletePolicy, policyTarget } from './policy-cleanup.js';
 
 /** Settings key of the profile snapshot in `ExecutorProfileSnapshot.settings`. */
 export const PROFILE_SETTING = 'kubernetes_profile';
@@ -72,6 +73,11 @@ export async function stopKubernetesInstance(kube: KubePorts, target: StopTarget
     await runCleanupScript(kube, meta, target, log);
   }
   for (const v of verified) await deleteChecked(objects, v, signal, 'refuse');
+  // after the Pod it selected: a Pod of the session never runs without its policy
+  const policy = policyTarget(meta);
+  if (policy !== null && !(await deletePolicy(kube.policies, policy, signal))) {
+    log.warn({ session: meta.sessionId, policy: `${policy.namespace}/${policy.name}` }, 'the NetworkPolicy under the recorded name is not the one Berth created: left alone');
+  }
 }
 
 /**

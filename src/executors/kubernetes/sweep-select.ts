@@ -14,7 +14,7 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { ANNOTATION, LABEL } from './constants.js';
 
-export type SweptKind = 'Pod' | 'PVC';
+export type SweptKind = 'Pod' | 'PVC' | 'NetworkPolicy';
 
 /** What the sweep knows of one listed object. */
 export interface SweptObject {

@@ -1,5 +1,5 @@
 /**
- * The sweep of unrecorded objects: Pods and PVCs with Berth's labels in the executor's namespace
+ * The sweep of unrecorded objects: Pods, PVCs and NetworkPolicies with Berth's labels in the executor's namespace
  * that no session of this Berth records. They come from a create that committed after its launch
  * had given up on it (an ambiguous create the read-back did not find, or one that committed after
  * recovery looked), so no inventory row ever learned their UID. Which ones are deleted is decided
@@ -14,7 +14,7 @@ import type { Logger } from '../../shared/logger.js';
 import { sanitize } from '../../shared/sanitize.js';
 import { LABEL, LABEL_VALUE } from './constants.js';
 import { EVENT_REASON, type EventRecorder, type ObjectEvent } from './event-recorder.js';
-import { isConflict, isForbidden, type KubeObjects } from './kube/index.js';
+import { isConflict, isForbidden, type DeleteOutcome, type DeletePreconditions, type KubeObjects, type KubePolicies } from './kube/index.js';
 import { describeSwept, selectForSweep, sweptObject, type ObjectOwner, type SweptKind, type SweptObject } from './sweep-select.js';
 
 /** The label selector of every object Berth creates. */
@@ -33,6 +33,8 @@ interface SweepOptions {
   reported?: Set<string>;
   /** Writes the `Reaped` Event on each object before its delete. */
   events?: EventRecorder;
+  /** Also sweeps NetworkPolicies (sessions' egress policies) through this port. */
+  policies?: KubePolicies;
 }
 
 interface ForeignObject {
@@ -56,17 +58,19 @@ export interface SweepReport {
 /** Deletes the unrecorded objects of this Berth in `namespace` (Pods first, then their claims). */
 export async function sweepUnrecorded(objects: KubeObjects, opts: SweepOptions): Promise<SweepReport> {
   const report: SweepReport = { deleted: [], foreign: [], waiting: 0, nextInMs: null, errors: [] };
-  for (const kind of ['Pod', 'PVC'] as const) {
+  const kinds: SweptKind[] = opts.policies ? ['Pod', 'PVC', 'NetworkPolicy'] : ['Pod', 'PVC'];
+  const ports: SweepPorts = { objects, ...(opts.policies ? { policies: opts.policies } : {}) };
+  for (const kind of kinds) {
     let listed: Listed;
     try {
-      listed = await listBerthObjects(objects, kind, opts.namespace, opts.signal);
+      listed = await listBerthObjects(ports, kind, opts.namespace, opts.signal);
     } catch (err) {
-      // a Role without managed_pvc needs no claims at all, and Berth then created none
-      if (kind === 'PVC' && isForbidden(err)) continue;
+      // a Role without managed_pvc needs no claims at all, and Berth then created none (nor policies without network:)
+      if (kind !== 'Pod' && isForbidden(err)) continue;
       report.errors.push(sanitize(errorMessage(err)));
       continue;
     }
-    for (const o of listed.objects) await sweepOne(objects, o, listed.clock, opts, report);
+    for (const o of listed.objects) await sweepOne(ports, o, listed.clock, opts, report);
   }
   return report;
 }
@@ -80,7 +84,7 @@ async function recordedOwner(o: SweptObject, isRecorded: SweepOptions['isRecorde
   return (owner) => owner.instanceId === instanceId && owner.sessionId === sessionId && answer;
 }
 
-async function sweepOne(objects: KubeObjects, first: SweptObject, clock: ServerClock, opts: SweepOptions, report: SweepReport): Promise<void> {
+async function sweepOne(ports: SweepPorts, first: SweptObject, clock: ServerClock, opts: SweepOptions, report: SweepReport): Promise<void> {
   let o: SweptObject | null = first;
   for (let attempt = 0; o !== null; attempt++) {
     const recorded = await recordedOwner(o, opts.isRecorded);
@@ -102,7 +106,7 @@ async function sweepOne(objects: KubeObjects, first: SweptObject, clock: ServerC
     if (attempt === 0) await opts.events?.emit(reapedEvent(o, verdict.owner.sessionId));
     try {
       const pre = { uid: o.uid, ...(o.resourceVersion !== null ? { resourceVersion: o.resourceVersion } : {}) };
-      const outcome = o.kind === 'Pod' ? await objects.deletePod(o.namespace, o.name, pre, opts.signal) : await objects.deletePvc(o.namespace, o.name, pre, opts.signal);
+      const outcome = await deleteSwept(ports, o, pre, opts.signal);
       if (outcome === 'deleted') {
         report.deleted.push(describeSwept(o));
         opts.log.warn({ object: describeSwept(o), uid: o.uid }, 'deleted an object of this Berth that no session records (a create that committed after its launch had given up on it)');
@@ -115,7 +119,7 @@ async function sweepOne(objects: KubeObjects, first: SweptObject, clock: ServerC
       }
       // it changed since it was listed: read it again and decide again (same UID only)
       try {
-        const again = await read(objects, o, opts.signal);
+        const again = await read(ports, o, opts.signal);
         o = again?.metadata?.uid === o.uid ? sweptObject(o.kind, again.metadata) : null;
       } catch (readErr) {
         report.errors.push(sanitize(errorMessage(readErr)));
@@ -128,7 +132,7 @@ async function sweepOne(objects: KubeObjects, first: SweptObject, clock: ServerC
 /** The Event on an object the sweep is about to delete. */
 function reapedEvent(o: SweptObject, sessionId: string): ObjectEvent {
   return {
-    regarding: { kind: o.kind === 'Pod' ? 'Pod' : 'PersistentVolumeClaim', namespace: o.namespace, name: o.name, uid: o.uid },
+    regarding: { kind: o.kind === 'PVC' ? 'PersistentVolumeClaim' : o.kind, namespace: o.namespace, name: o.name, uid: o.uid },
     type: 'Normal',
     reason: EVENT_REASON.reaped,
     action: 'Delete',
@@ -138,8 +142,25 @@ function reapedEvent(o: SweptObject, sessionId: string): ObjectEvent {
   };
 }
 
-function read(objects: KubeObjects, o: SweptObject, signal: AbortSignal): Promise<{ metadata?: V1ObjectMeta } | undefined> {
-  return o.kind === 'Pod' ? objects.getPod(o.namespace, o.name, signal) : objects.getPvc(o.namespace, o.name, signal);
+/** The ports the sweep reaches objects through (policies only when it sweeps them). */
+interface SweepPorts {
+  objects: KubeObjects;
+  policies?: KubePolicies;
+}
+
+function policiesOf(ports: SweepPorts): KubePolicies {
+  if (!ports.policies) throw new Error('the sweep was given no NetworkPolicy port');
+  return ports.policies;
+}
+
+function read(ports: SweepPorts, o: SweptObject, signal: AbortSignal): Promise<{ metadata?: V1ObjectMeta } | undefined> {
+  if (o.kind === 'NetworkPolicy') return policiesOf(ports).get(o.namespace, o.name, signal);
+  return o.kind === 'Pod' ? ports.objects.getPod(o.namespace, o.name, signal) : ports.objects.getPvc(o.namespace, o.name, signal);
+}
+
+function deleteSwept(ports: SweepPorts, o: SweptObject, pre: DeletePreconditions, signal: AbortSignal): Promise<DeleteOutcome> {
+  if (o.kind === 'NetworkPolicy') return policiesOf(ports).delete(o.namespace, o.name, pre, signal);
+  return o.kind === 'Pod' ? ports.objects.deletePod(o.namespace, o.name, pre, signal) : ports.objects.deletePvc(o.namespace, o.name, pre, signal);
 }
 
 /** The API server's time: its Date header at the list, advanced by the local time elapsed since. */
@@ -153,9 +174,13 @@ interface Listed {
 }
 
 /** The Berth-labelled Pods or PVCs of `namespace`, and the API server's clock as of the list. */
-export async function listBerthObjects(objects: KubeObjects, kind: SweptKind, namespace: string, signal: AbortSignal): Promise<Listed> {
+export async function listBerthObjects(ports: SweepPorts, kind: SweptKind, namespace: string, signal: AbortSignal): Promise<Listed> {
   const listed: { items: { metadata?: V1ObjectMeta }[]; serverDate: string | undefined } =
-    kind === 'Pod' ? await objects.listPods(namespace, BERTH_SELECTOR, signal) : await objects.listPvcs(namespace, BERTH_SELECTOR, signal);
+    kind === 'NetworkPolicy'
+      ? await policiesOf(ports).list(namespace, BERTH_SELECTOR, signal)
+      : kind === 'Pod'
+        ? await ports.objects.listPods(namespace, BERTH_SELECTOR, signal)
+        : await ports.objects.listPvcs(namespace, BERTH_SELECTOR, signal);
   const at = performance.now();
   const server = listed.serverDate === undefined ? Number.NaN : Date.parse(listed.serverDate);
   // no usable Date header: the local clock (the age threshold leaves room for a little skew)

@@ -15,6 +15,7 @@ import { openAppendConfinedSync, readConfinedTailSync } from '../../shared/confi
 import { sanitize } from '../../shared/sanitize.js';
 import { LaunchError } from '../launch-kit/index.js';
 import { FILES, OWNER_ENV, STAGE } from './constants.js';
+import { CONTROL_SOCKET_FD } from './control-socket.js';
 import { findProcessesByEnv, isAlive, isOurProcess, procComm, procEnvValue, procStartTime, waitForExit } from './proc.js';
 import { readPortReport, REPORT_FD } from './report-pipe.js';
 import { bwrapArgs, type SandboxPlan } from './sandbox.js';
@@ -42,6 +43,10 @@ interface SpawnAgentctlOptions {
   baseEnv: NodeJS.ProcessEnv;
   /** Run agentctl inside bubblewrap with this plan; null runs it unconfined. */
   sandbox: SandboxPlan | null;
+  /** A listening control socket agentctl serves on too, passed as fd {@link CONTROL_SOCKET_FD} (control-socket.ts). */
+  controlSocketFd?: number | null;
+  /** More of agentctl's own settings (`AGENTCTL_*`: its children never see them). */
+  extraEnv?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -126,16 +131,19 @@ export async function spawnAgentctl(opts: SpawnAgentctlOptions): Promise<Agentct
   // not followed, never a FIFO (its open would block serve): the session dir may be an unsandboxed agent's
   const logFd = openAppendConfinedSync(logPath);
   let child;
+  const controlFd = opts.controlSocketFd ?? null;
   const command = agentctlStartCommand(opts.agentctlPath);
   const [file, args] = opts.sandbox === null ? [command[0]!, command.slice(1)] : ['bwrap', [...bwrapArgs(opts.sandbox), '--', ...command]];
   try {
     child = spawn(file, args, {
       cwd: opts.sessionDir,
       detached: true,
-      // fd 3: the pipe agentctl reports its port on (bwrap passes inherited descriptors through)
-      stdio: ['ignore', logFd, logFd, 'pipe'],
+      // fd 3: the pipe agentctl reports its port on (bwrap passes inherited descriptors through); fd 4 its control socket
+      stdio: ['ignore', logFd, logFd, 'pipe', ...(controlFd === null ? [] : [controlFd])],
       env: {
         ...opts.baseEnv,
+        ...opts.extraEnv,
+        ...(controlFd === null ? {} : { [ENV.controlFd]: String(CONTROL_SOCKET_FD) }),
         // agentctl binds free ports itself: a port picked here and bound later could be taken in between
         [ENV.controlPort]: '0',
         [ENV.instancePorts]: '0',

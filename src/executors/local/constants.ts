@@ -33,6 +33,11 @@ export const META = {
   agentctlPath: 'local_agentctl_path',
   controlPort: 'local_agentctl_control_port',
   instancePort: 'local_agentctl_instance_port',
+  /**
+   * `true` when the sandbox has no network of its own (a network policy): agentctl is reached through
+   * the control socket in the session dir ({@link FILES.controlSocket}), never on a loopback port.
+   */
+  privateNetwork: 'local_private_network',
   instanceId: 'agentctl_instance_id',
   state: 'inventory_state',
 } as const;
@@ -57,4 +62,6 @@ export const FILES = {
   agentctlState: 'agentctl-state',
   /** The agent's private home (`HOME` inside the sandbox): kept across stop/resume, removed with the session. */
   home: 'home',
+  /** agentctl's control socket of a session without a network of its own (bound by the controller, invisible in the sandbox). */
+  controlSocket: 'agentctl.sock',
 } as const;

@@ -26,7 +26,7 @@ import { INIT_STAGE, LaunchError, ROLLBACK_TIMEOUT_MS } from '../launch-kit/inde
 // The one agentctl module the controller side reads: a pure, read-only reader of its process records.
 import { readRecordedOutput } from '../../agentctl/processes/recorded-output.js';
 import { agentctlBaseEnv, stopAgentctl } from './agentctl-process.js';
-import { probeControl } from './connect.js';
+import { probeEndpoint } from './control-socket.js';
 import { FILES, OWNER_ENV } from './constants.js';
 import { probeReadablePaths } from './credential-probe.js';
 import { FreshLaunch, ReviveLaunch } from './launch.js';
@@ -66,6 +66,11 @@ export interface LocalExecutorOptions {
   homes?: readonly string[];
   /** The rollback's own deadline, in ms (tests). @default ROLLBACK_TIMEOUT_MS of the launch kit */
   rollbackTimeoutMs?: number;
+  /**
+   * The Unix socket of `berth serve`'s egress proxy on this host: bound into the sandbox of a session
+   * whose network policy uses the proxy (private-network.ts). @default null (such a launch fails)
+   */
+  egressSocket?: string | null;
 }
 
 export class LocalExecutor implements Executor {
@@ -93,6 +98,7 @@ export class LocalExecutor implements Executor {
       sandboxExpose: opts.sandboxExpose ?? [],
       homes: opts.homes ?? userHomes(opts.env ?? process.env),
       rollbackTimeoutMs: opts.rollbackTimeoutMs ?? ROLLBACK_TIMEOUT_MS,
+      egressSocket: opts.egressSocket ?? null,
     };
   }
 
@@ -178,6 +184,7 @@ export class LocalExecutor implements Executor {
       baseEnv: this.#opts.env,
       healthTimeoutMs: this.#opts.healthTimeoutMs,
       rollbackTimeoutMs: this.#opts.rollbackTimeoutMs,
+      egressSocket: this.#opts.egressSocket,
       log: this.#opts.logger,
     };
     return this.#locks.run(req.identity.instanceId, async () => {
@@ -206,10 +213,9 @@ export class LocalExecutor implements Executor {
     if (!existsSync(meta.workspacePath)) return { liveness: 'missing', detail: `workspace ${meta.workspacePath} is gone` };
     const owner = { env: OWNER_ENV, value: ownerValue(meta.sessionDir, meta.instanceId), procStart: meta.agentctlProcStart };
     if (meta.agentctlPid === null || !isOurProcess(meta.agentctlPid, owner)) return { liveness: 'stopped', detail: 'agentctl is not running' };
-    if (meta.controlPort === null || !(await probeControl(meta.controlPort))) {
-      return { liveness: 'unreachable', detail: `agentctl pid ${meta.agentctlPid} does not answer on port ${meta.controlPort ?? '?'}` };
-    }
-    return { liveness: 'running', detail: `agentctl pid ${meta.agentctlPid} on port ${meta.controlPort}` };
+    const where = meta.privateNetwork === true ? `its control socket (no network of its own)` : `port ${meta.controlPort ?? '?'}`;
+    if (!(await probeEndpoint(meta))) return { liveness: 'unreachable', detail: `agentctl pid ${meta.agentctlPid} does not answer on ${where}` };
+    return { liveness: 'running', detail: `agentctl pid ${meta.agentctlPid} on ${where}` };
   }
 
   stopInstance(target: StopTarget, opts: StopOptions): Promise<void> {

@@ -15,11 +15,13 @@ import type { CreateInstanceRequest, ExecutorInstance, InstanceSecrets } from '.
 import { INIT_STAGE, LaunchError, REASON, Rollback, runStage, type StageNote } from '../launch-kit/index.js';
 import { agentctlLogTail, agentctlStartCommand, spawnAgentctl, stopAgentctl, waitSandboxGone, type AgentctlProcess } from './agentctl-process.js';
 import { controlClient, waitHealthy } from './connect.js';
+import { bindControlSocket, openEndpoint, type AgentctlEndpoint } from './control-socket.js';
 import { listensOn } from './listener.js';
 import { waitForPortReport } from './report-pipe.js';
 import { CHECKPOINT, FILES, OWNER_ENV, STAGE } from './constants.js';
 import { decodeLocalMetadata, encodeLocalMetadata, type LocalMetadata } from './metadata.js';
 import { isOurProcess } from './proc.js';
+import { privateNetworkEnv, privateNetworkFor, privateNetworkPlan } from './private-network.js';
 import type { LaunchSandbox } from './sandbox.js';
 import { buildSandboxPlan, type BuiltSandboxPlan } from './sandbox-plan.js';
 import { cloneRepository, killLaunchChildren, removeSessionDir, validateRepository } from './workspace.js';
@@ -32,6 +34,8 @@ interface LaunchContext {
   baseEnv: NodeJS.ProcessEnv;
   healthTimeoutMs: number;
   sandbox: LaunchSandbox;
+  /** The egress proxy's Unix socket on this host (null: berth serve runs none), for sessions under a network policy. */
+  egressSocket: string | null;
   /** The rollback's own deadline (spec §4.9). @default ROLLBACK_TIMEOUT_MS of the launch kit */
   rollbackTimeoutMs?: number;
   log: Logger;
@@ -46,6 +50,8 @@ abstract class LocalLaunchBase {
   protected control: ControlClient | null = null;
   protected client: InstanceClient | null = null;
   protected token: string | null = null;
+  /** Where the clients reach agentctl (a relay to its control socket under a network policy): closed with the instance. */
+  protected endpoint: AgentctlEndpoint | null = null;
 
   constructor(protected readonly ctx: LaunchContext) {
     const { identity } = ctx.req;
@@ -106,18 +112,29 @@ abstract class LocalLaunchBase {
    */
   protected beginSpawn(nonce: string): Promise<AgentctlProcess> {
     const built = this.#sandboxPlan();
-    const spawning = spawnAgentctl({
-      agentctlPath: this.ctx.agentctlPath,
-      sessionDir: this.meta.sessionDir,
-      nonce,
-      owner: this.owner,
-      // inside the sandbox only its private /tmp is writable, and HOME is the session's own
-      baseEnv: built === null ? this.ctx.baseEnv : { ...this.ctx.baseEnv, TMPDIR: '/tmp', HOME: built.privateHome },
-      sandbox: built?.plan ?? null,
-    }).then((proc) => {
-      this.startedAgentctl = proc;
-      return proc;
-    });
+    const spawning = (async () => {
+      // a network policy: no network of its own, reached through a control socket bound here (private-network.ts)
+      const net = privateNetworkFor(this.ctx.req.profile.settings, this.ctx.sandbox, this.ctx.egressSocket);
+      const socket = net === null ? null : await bindControlSocket(this.meta.sessionDir);
+      try {
+        const proc = await spawnAgentctl({
+          agentctlPath: this.ctx.agentctlPath,
+          sessionDir: this.meta.sessionDir,
+          nonce,
+          owner: this.owner,
+          // inside the sandbox only its private /tmp is writable, and HOME is the session's own
+          baseEnv: built === null ? this.ctx.baseEnv : { ...this.ctx.baseEnv, TMPDIR: '/tmp', HOME: built.privateHome },
+          sandbox: built === null ? null : net === null ? built.plan : privateNetworkPlan(built.plan, net),
+          controlSocketFd: socket?.fd ?? null,
+          extraEnv: net === null ? {} : privateNetworkEnv(net),
+        });
+        this.meta = { ...this.meta, privateNetwork: net !== null };
+        this.startedAgentctl = proc;
+        return proc;
+      } finally {
+        await socket?.release();
+      }
+    })();
     spawning.catch(() => undefined);
     this.spawning = spawning;
     return spawning;
@@ -133,7 +150,8 @@ abstract class LocalLaunchBase {
     try {
       report = await waitForPortReport(proc.report, proc.exited, { timeoutMs: this.ctx.healthTimeoutMs, ...(this.ctx.req.signal ? { signal: this.ctx.req.signal } : {}) });
       // the socket on that port must be agentctl's own here, or whatever holds it would get the nonce
-      if (!listensOn(proc.pid, report.controlPort)) {
+      // (a private network's control socket is the controller's own, handed to this agentctl alone)
+      if (!this.meta.privateNetwork && !listensOn(proc.pid, report.controlPort)) {
         const why = this.ctx.sandbox.kind === 'bubblewrap' && !this.ctx.sandbox.network ? ' (network: false gives the sandbox a loopback of its own, which the controller cannot reach)' : '';
         throw new Error(`agentctl reported port ${report.controlPort}, but its socket is not there on this host's loopback${why}`);
       }
@@ -141,16 +159,20 @@ abstract class LocalLaunchBase {
       const tail = agentctlLogTail(this.meta.sessionDir);
       throw new LaunchError(STAGE.agentctlStart, 'AgentctlUnhealthy', `agentctl_start: ${errorMessage(err)}${tail ? ` (log: ${tail})` : ''}`, { cause: err });
     }
-    this.meta = { ...this.meta, agentctlPid: proc.pid, agentctlProcStart: proc.procStart, controlPort: report.controlPort, instancePort: null };
+    // a private network's ports are the sandbox's own: none is recorded
+    const controlPort = this.meta.privateNetwork ? null : report.controlPort;
+    this.meta = { ...this.meta, agentctlPid: proc.pid, agentctlProcStart: proc.procStart, controlPort, instancePort: null };
     await this.checkpoint(CHECKPOINT.agentctlStarted);
   }
 
   /** Waits for the agentctl this launch started, trades the nonce for a token, creates the instance. */
   protected async connectStarted(nonce: string): Promise<void> {
     const proc = this.startedAgentctl;
-    const port = this.meta.controlPort;
-    if (proc === null || port === null) throw new Error('connect before start');
+    if (proc === null) throw new Error('connect before start');
+    let port: number;
     try {
+      this.endpoint = await openEndpoint(this.meta);
+      port = this.endpoint.port;
       await waitHealthy(port, { timeoutMs: this.ctx.healthTimeoutMs, exited: proc.exited, signal: this.ctx.req.signal });
     } catch (err) {
       const tail = agentctlLogTail(this.meta.sessionDir);
@@ -173,11 +195,17 @@ abstract class LocalLaunchBase {
       },
       { signal: this.ctx.req.signal },
     );
-    const client = control.instance(info);
+    const client = this.instanceClient(control, info);
     await client.health({ signal: this.ctx.req.signal });
     this.client = client;
     this.meta = { ...this.meta, instancePort: info.port };
     await this.checkpoint(CHECKPOINT.agentctlConnected);
+  }
+
+  /** The instance's client: on its own port, or on the control endpoint (X-Instance-ID) when that is a relay to the socket. */
+  protected instanceClient(control: ControlClient, info: { id: string; port: number }): InstanceClient {
+    const shared = this.endpoint?.instanceBaseUrl ?? null;
+    return control.instance(info, shared === null ? {} : { baseUrl: shared });
   }
 
   protected instanceEnv(): Record<string, string> {
@@ -203,8 +231,8 @@ abstract class LocalLaunchBase {
       client: this.client,
       revived,
       agentctlCommand: agentctlStartCommand(this.ctx.agentctlPath),
-      // plain HTTP over loopback: nothing held open between requests
-      close: () => Promise.resolve(),
+      // plain HTTP over loopback: nothing held open between requests but a relay to the control socket
+      close: () => this.endpoint?.close() ?? Promise.resolve(),
     };
   }
 
@@ -264,6 +292,7 @@ export class FreshLaunch extends LocalLaunchBase {
     // a spawn still under way is waited for, so that what it started is stopped below
     await rb.step('wait for the agentctl spawn', () => this.spawning?.catch(() => undefined) ?? Promise.resolve());
     await rb.step('kill the clone', () => killLaunchChildren(this.meta.sessionDir));
+    await rb.step('close the relay', () => this.endpoint?.close() ?? Promise.resolve());
     await rb.step('stop agentctl', () => this.stopStartedAgentctl());
     if (this.#createdSessionDir) {
       await rb.step(`remove ${this.meta.sessionDir}`, async () => {
@@ -317,6 +346,7 @@ export class ReviveLaunch extends LocalLaunchBase {
     } catch (err) {
       // Keep the workspace: a failed revive only stops what it started.
       const rb = this.rollback();
+      await rb.step('close the relay', () => this.endpoint?.close() ?? Promise.resolve());
       await rb.step('stop agentctl', () => this.stopStartedAgentctl());
       throw rb.finish(err);
     }
@@ -324,16 +354,19 @@ export class ReviveLaunch extends LocalLaunchBase {
 
   /** Reconnects to the recorded agentctl when it is alive and ours; stops it when it is ours but unusable. */
   async #tryRecorded(token: string): Promise<boolean> {
-    const { agentctlPid: pid, controlPort: port } = this.meta;
-    if (pid === null || port === null) return false;
+    const { agentctlPid: pid, controlPort: recordedPort } = this.meta;
+    if (pid === null || (recordedPort === null && !this.meta.privateNetwork)) return false;
     const owned = { env: OWNER_ENV, value: this.owner, procStart: this.meta.agentctlProcStart };
     if (!isOurProcess(pid, owned)) return false;
     return this.stage(STAGE.agentctlConnect, async () => {
-      const control = controlClient(port, token);
       try {
         // the token (and, for a lost instance, the secret env) goes only to agentctl's own socket:
-        // while it is not listening (shutting down) another process could have taken the port
-        if (!listensOn(pid, port)) throw new Error(`agentctl pid ${pid} does not listen on its recorded port ${port}`);
+        // while it is not listening (shutting down) another process could have taken the port (the
+        // control socket of a private network lies where only the controller can reach it)
+        if (recordedPort !== null && !listensOn(pid, recordedPort)) throw new Error(`agentctl pid ${pid} does not listen on its recorded port ${recordedPort}`);
+        this.endpoint = await openEndpoint(this.meta);
+        const { port } = this.endpoint;
+        const control = controlClient(port, token);
         await waitHealthy(port, { timeoutMs: 3000, signal: this.ctx.req.signal });
         let info;
         try {
@@ -347,13 +380,15 @@ export class ReviveLaunch extends LocalLaunchBase {
         }
         this.control = control;
         this.token = token;
-        this.client = control.instance(info);
+        this.client = this.instanceClient(control, info);
         await this.client.health({ signal: this.ctx.req.signal });
         this.meta = { ...this.meta, instancePort: info.port };
         return true;
       } catch (err) {
         // Alive but unusable (token rejected, hung): stop it and start a fresh one with a new nonce.
         this.ctx.log.warn({ session: this.ctx.req.identity.sessionId, pid, err: sanitize(errorMessage(err)) }, 'recorded agentctl unusable; restarting it');
+        await this.endpoint?.close();
+        this.endpoint = null;
         await stopAgentctl({ pid, procStart: this.meta.agentctlProcStart, owner: this.owner });
         this.control = null;
         this.client = null;

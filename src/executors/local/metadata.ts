@@ -16,6 +16,8 @@ export interface LocalMetadata {
   agentctlProcStart: string | null;
   controlPort: number | null;
   instancePort: number | null;
+  /** agentctl runs without a network of its own and is reached through its control socket (constants.ts FILES.controlSocket). */
+  privateNetwork?: boolean;
 }
 
 export function encodeLocalMetadata(m: LocalMetadata, state: string): Record<string, string> {
@@ -32,6 +34,7 @@ export function encodeLocalMetadata(m: LocalMetadata, state: string): Record<str
   if (m.agentctlProcStart !== null) out[META.agentctlProcStart] = m.agentctlProcStart;
   if (m.controlPort !== null) out[META.controlPort] = String(m.controlPort);
   if (m.instancePort !== null) out[META.instancePort] = String(m.instancePort);
+  if (m.privateNetwork) out[META.privateNetwork] = 'true';
   return out;
 }
 
@@ -66,5 +69,6 @@ export function decodeLocalMetadata(raw: Readonly<Record<string, string>>): Loca
     agentctlProcStart: raw[META.agentctlProcStart] ?? null,
     controlPort: int(raw[META.controlPort], META.controlPort),
     instancePort: int(raw[META.instancePort], META.instancePort),
+    ...(raw[META.privateNetwork] === 'true' ? { privateNetwork: true } : {}),
   };
 }

@@ -10,8 +10,8 @@ import type { Params } from '../../shared/http/index.js';
 import type { Caller } from '../dashboard/gate.js';
 import { resolveSessionRef } from '../session-ref.js';
 
-/** What the server serves: the session service, and the agent's stdin and ACP conversation where the service offers them. */
-export type ApiService = SessionService & Partial<Pick<SessionWorkspaceService, 'sendInput'>> & Partial<SessionConversationService> & Partial<SessionPoolService>;
+/** What the server serves: the session service, and the agent's stdin, ACP conversation, warm pools and egress records where the service offers them. */
+export type ApiService = SessionService & Partial<Pick<SessionWorkspaceService, 'sendInput' | 'egress'>> & Partial<SessionConversationService> & Partial<SessionPoolService>;
 
 interface ApiContext {
   readonly req: IncomingMessage;

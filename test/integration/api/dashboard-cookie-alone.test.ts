@@ -81,6 +81,7 @@ describe('the dashboard cookie without its CSRF token', () => {
       cancel: { status: 501 }, // nor ACP agents
       approve: { body: {}, status: 501 },
       agentEvents: { status: 501 },
+      egress: { status: 501 }, // nor egress records
       shell: { status: 101 },
       allEvents: { status: 200 },
       launchOptions: { status: 200 },

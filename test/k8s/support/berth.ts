@@ -103,6 +103,8 @@ export interface BerthOnClusterOptions {
   profileFields?: Record<string, Record<string, unknown>>;
   /** Extra berth.yaml top-level `agents`. */
   agents?: Record<string, unknown>;
+  /** Other top-level berth.yaml blocks (e.g. `egress`). */
+  topLevel?: Record<string, unknown>;
   /** Extra fields of the `cluster` executor entry (e.g. `secret_env`). */
   executor?: Record<string, unknown>;
   /** The controller's environment (the source of approved secret env values). @default {} */
@@ -174,6 +176,7 @@ export function writeClusterConfig(dataDir: string, sa: ServiceAccountAccess, op
       executors: { cluster: { type: 'kubernetes', kubeconfig_path: opts.kubeconfigFor?.(sa.kubeconfigPath) ?? sa.kubeconfigPath, namespace: sa.namespace, request_timeout_seconds: 30, ...opts.executor } },
       profiles,
       ...(opts.agents ? { agents: opts.agents } : {}),
+      ...opts.topLevel,
     }),
   );
   return configFile;

@@ -1,4 +1,4 @@
-/** A session's page: header and actions, stage waterfall, output, terminal, the change. @module */
+/** A session's page: header and actions, stage waterfall, output, terminal, the change, the network. @module */
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { BerthApiError, type BerthClient, type SessionView } from '../../../src/api/index.js';
@@ -6,6 +6,7 @@ import { epoch, errorMessage, handleError, markDown } from '../berth.js';
 import { AcpPanel } from '../components/acp-panel.js';
 import { SessionActions } from '../components/actions.js';
 import { ChangePanel } from '../components/change.js';
+import { NetworkPanel } from '../components/network.js';
 import { Output } from '../components/output.js';
 import { SendInput } from '../components/send-input.js';
 import { StateBadge } from '../components/state-badge.js';
@@ -147,7 +148,7 @@ function SessionFacts({ session: s, now }: { session: SessionView; now: number }
   );
 }
 
-/** Stages, output and input, terminal, the change. */
+/** Stages, output and input, terminal, the change, the network. */
 function SessionPanels({ client, session: s, ep }: { client: BerthClient; session: SessionView; ep: number }): JSX.Element {
   const running = s.state === 'ready';
   return (
@@ -179,6 +180,10 @@ function SessionPanels({ client, session: s, ep }: { client: BerthClient; sessio
       <section class="panel" aria-labelledby="h-change">
         <h2 id="h-change">The change</h2>
         <ChangePanel key={`${s.state}:${s.agentProcess?.status ?? ''}:${ep}`} client={client} id={s.id} enabled={running} baseBranch={s.repository.branch ?? null} />
+      </section>
+      <section class="panel" aria-labelledby="h-network">
+        <h2 id="h-network">Network</h2>
+        <NetworkPanel client={client} id={s.id} refreshKey={`${s.updatedAt}:${s.state}:${s.agentProcess?.status ?? ''}:${ep}`} live={running} />
       </section>
     </>
   );

@@ -41,6 +41,12 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: controller
 {{- end }}
 
+{{/* The egress proxy's Pods (their own selector: the controller's would match them too). */}}
+{{- define "berth.egressSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "berth.name" . }}-egress
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
 {{- define "berth.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create }}
 {{- default (include "berth.fullname" .) .Values.serviceAccount.name }}
@@ -104,8 +110,13 @@ secret_env), its profile (pod_template_file: the mounted podTemplate) and the st
 {{- $cfg := deepCopy .Values.config }}
 {{- $execName := .Values.sessions.executor }}
 {{- $profName := .Values.sessions.profile }}
-{{- $approved := concat (dig "executors" $execName "secret_env" (list) $cfg) .Values.secretEnv.names | uniq }}
+{{- $brokered := values (.Values.sessions.network.brokers | default dict) | sortAlpha }}
+{{- $approved := concat (dig "executors" $execName "secret_env" (list) $cfg) .Values.secretEnv.names $brokered | uniq }}
 {{- $exec := dict "type" "kubernetes" "auth_mode" "in_cluster" "namespace" (include "berth.sessionsNamespace" .) }}
+{{- if .Values.egress.enabled }}
+{{- $labels := dict "app.kubernetes.io/name" (printf "%s-egress" (include "berth.name" .)) "app.kubernetes.io/instance" .Release.Name }}
+{{- $_ := set $exec "egress_proxy" (dict "url" (printf "http://%s-egress.%s.svc:%v" (include "berth.fullname" .) .Release.Namespace .Values.egress.port) "namespace" .Release.Namespace "pod_labels" $labels) }}
+{{- end }}
 {{- if $approved }}{{ $_ := set $exec "secret_env" $approved }}{{ end }}
 {{- $k8s := mergeOverwrite (deepCopy .Values.sessions.kubernetes) (dict "pod_template_file" (printf "%s/pod-template.yaml" (include "berth.configDir" .))) }}
 {{- $store := dict "backend" "sqlite" }}
@@ -115,6 +126,13 @@ secret_env), its profile (pod_template_file: the mounted podTemplate) and the st
 {{- $profile := dict "executor" $execName "kubernetes" $k8s }}
 {{- if .Values.sessions.pool }}{{ $_ := set $profile "pool" .Values.sessions.pool }}{{ end }}
 {{- if .Values.sessions.idle }}{{ $_ := set $profile "idle" .Values.sessions.idle }}{{ end }}
+{{- if .Values.sessions.network }}{{ $_ := set $profile "network" .Values.sessions.network }}{{ end }}
+{{- if .Values.egress.enabled }}
+{{- $egress := dict }}
+{{- if .Values.egress.hosts }}{{ $_ := set $egress "hosts" .Values.egress.hosts }}{{ end }}
+{{- if .Values.egress.brokers }}{{ $_ := set $egress "brokers" .Values.egress.brokers }}{{ end }}
+{{- if $egress }}{{ $_ := set $cfg "egress" $egress }}{{ end }}
+{{- end }}
 {{- $built := dict "executors" (dict $execName $exec) "profiles" (dict $profName $profile) }}
 {{- $cfg = mergeOverwrite $cfg $built }}
 {{- $_ := set $cfg "store" $store }}

@@ -29,3 +29,4 @@ export { describeEvent } from './events.js';
 export { isAmbiguousCreateError } from './ambiguous.js';
 export { bootstrapPaths, type BootstrapPaths } from './paths.js';
 export type { PrestartPlan } from './prestart.js';
+export { composeNetworkPolicy } from './network-policy.js';

@@ -11,6 +11,7 @@ import { delimiter, join } from 'node:path';
 import {
   AuthorizationV1Api,
   CoreV1Api,
+  NetworkingV1Api,
   KubeConfig,
   Observable,
   ServerConfiguration,
@@ -34,6 +35,7 @@ export interface KubeClient {
   readonly server: string;
   readonly requestTimeoutMs: number;
   readonly core: CoreV1Api;
+  readonly networking: NetworkingV1Api;
   readonly authorization: AuthorizationV1Api;
   readonly version: VersionApi;
   /**
@@ -72,6 +74,7 @@ export function createKubeClient(connection: KubernetesConnection, opts: CreateK
       }),
     );
   const core = build(CoreV1Api);
+  const networking = build(NetworkingV1Api);
   const authorization = build(AuthorizationV1Api);
   const version = build(VersionApi);
 
@@ -81,6 +84,7 @@ export function createKubeClient(connection: KubernetesConnection, opts: CreateK
     server: cluster.server,
     requestTimeoutMs,
     core,
+    networking,
     authorization,
     version,
     async request<T>(action: string, signal: AbortSignal | undefined, call: (options: CallOptions) => Promise<T>): Promise<T> {

@@ -12,7 +12,7 @@ import type { KubeClient } from './client.js';
 
 /** The object an Event is about (or related to): always one of the executor's, with its UID. */
 export interface EventObjectRef {
-  kind: 'Pod' | 'PersistentVolumeClaim';
+  kind: 'Pod' | 'PersistentVolumeClaim' | 'NetworkPolicy';
   namespace: string;
   name: string;
   uid: string;
@@ -35,7 +35,7 @@ export interface EventRecord {
   time: Date;
 }
 
-const API_VERSION: Record<EventObjectRef['kind'], string> = { Pod: 'v1', PersistentVolumeClaim: 'v1' };
+const API_VERSION: Record<EventObjectRef['kind'], string> = { Pod: 'v1', PersistentVolumeClaim: 'v1', NetworkPolicy: 'networking.k8s.io/v1' };
 
 function objectReference(ref: EventObjectRef): EventsV1Event['regarding'] {
   return { apiVersion: API_VERSION[ref.kind], kind: ref.kind, namespace: ref.namespace, name: ref.name, uid: ref.uid };

@@ -22,3 +22,4 @@ export { EVENT_WRITE_ACCESS, EXECUTOR_ACCESS, describeAccess, deniedAccess, getN
 export { kubePorts } from './ports.js';
 export type { KubeEvents, KubeExec, KubeObjects, KubePortForward, KubePorts, PodListHandlers } from './ports.js';
 export type { EventObjectRef, EventRecord } from './events.js';
+export type { KubePolicies } from './policies.js';

@@ -17,6 +17,7 @@ import type { CreateOptions, DeleteOutcome, DeletePreconditions, Listing } from 
 import { watchEvents, watchPod, watchPods, watchPvc, type ObjectEvent, type WatchOptions } from './watch.js';
 import { relabelPod, relabelPvc, type LabelChanges, type RelabelTarget } from './relabel.js';
 import { liftSchedulingGate, type GateTarget } from './gate.js';
+import { kubePolicies, type KubePolicies } from './policies.js';
 
 /** Handlers of a label-selected Pod watch: every matching Pod at each (re)list, then each change. */
 export interface PodListHandlers {
@@ -75,6 +76,8 @@ export interface KubePorts {
   readonly exec: KubeExec;
   readonly forward: KubePortForward;
   readonly events: KubeEvents;
+  /** NetworkPolicies (a session's egress policy). */
+  readonly policies: KubePolicies;
 }
 
 /** The ports over a real client. */
@@ -101,5 +104,6 @@ export function kubePorts(client: KubeClient): KubePorts {
     exec: { exec: (opts) => execInContainer(client, opts) },
     forward: { open: (target, opts) => openForward(client, target, opts) },
     events: { create: eventWriter(client) },
+    policies: kubePolicies(client),
   };
 }

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { V1Container, V1ObjectMeta, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../../shared/logger.js';
 import type { CreateInstanceRequest, StageEvent } from '../../executor.js';
+import type { EgressProxyTarget } from '../../network.js';
 import { REASON, reportStage, runStage } from '../../launch-kit/index.js';
 import type { AgentctlArtifacts } from '../artifacts.js';
 import { launchFailedEvent, launchSecrets, type EventRecorder } from '../event-recorder.js';
@@ -37,6 +38,8 @@ export interface KubeLaunchEnv {
   installationId: string | null;
   /** Kubernetes Events about the session's objects (best effort). */
   events: EventRecorder;
+  /** Where the Pods reach Berth's egress proxy (the executor's `egress_proxy`); null: none. */
+  egressProxy: EgressProxyTarget | null;
 }
 
 export const defaultRandom = (size: number): Uint8Array => randomBytes(size);
@@ -61,6 +64,8 @@ export function initialMetadata(identity: ResourceIdentity, namespace: string, p
     templateHash: templateHash(profile),
     pendingCreateDigest: null,
     podReclaimed: false,
+    policyName: null,
+    policyUid: null,
   };
 }
 
@@ -74,6 +79,7 @@ export class KubeLaunchState {
   meta: KubernetesMetadata;
   createdPvc: CreatedObject | null = null;
   createdPod: CreatedObject | null = null;
+  createdPolicy: CreatedObject | null = null;
   /** The Pod as last seen (created, then admitted, then from the watch). */
   pod: V1Pod | null = null;
   pvc: V1PersistentVolumeClaim | null = null;

@@ -15,7 +15,7 @@ import { isAlreadyExists } from '../kube/index.js';
 const RECONCILE_TIMEOUT_MS = 30_000;
 
 interface CreateSpec<T extends { metadata?: V1ObjectMeta }> {
-  kind: 'Pod' | 'PVC';
+  kind: 'Pod' | 'PVC' | 'NetworkPolicy';
   stage: string;
   desired: T;
   create: () => Promise<T>;

@@ -14,6 +14,7 @@ import { createNonce, resourceNames } from '../compose/index.js';
 import { describeTemplateWarnings, SECURITY_WARNING_REASON, templateWarnings } from '../config/index.js';
 import type { TemplateWarning } from '../types.js';
 import { deleteEach, type CleanupTarget } from '../cleanup.js';
+import { deletePolicy } from '../policy-cleanup.js';
 import type { KubeLaunchState } from './context.js';
 import { buildInstance } from './instance.js';
 import { PodStart } from './start-pod.js';
@@ -72,6 +73,8 @@ export async function rollback(l: KubeLaunchState, launchErr: unknown): Promise<
   if (l.createdPod) targets.push({ kind: 'Pod', namespace: l.namespace, ...l.createdPod, labels: null });
   if (l.createdPvc) targets.push({ kind: 'PVC', namespace: l.namespace, ...l.createdPvc, labels: null });
   rb.record(...(await deleteEach(l.kube.objects, targets, rb.signal)));
+  const policy = l.createdPolicy;
+  if (policy) await rb.step('delete the NetworkPolicy', async () => void (await deletePolicy(l.kube.policies, { namespace: l.namespace, ...policy }, rb.signal)));
   const { req } = l;
   if (req.releaseRuntimeInventory) await rb.step('release the runtime row', async () => req.releaseRuntimeInventory?.());
   if (!rb.clean) l.env.log.warn({ session: l.identity.sessionId, errors: rb.errors.map(errorMessage) }, 'rollback incomplete: the provisional row keeps the recorded UIDs');

@@ -14,6 +14,7 @@ import { AdmissionError, assertPodAdmitted, parseProbeOutput, PROBE_SCRIPT, type
 import { isExecUnavailable, KubeExecError, SUBPROTOCOL_UNSUPPORTED, type ExecResult } from '../kube/index.js';
 import type { KubeLaunchState } from './context.js';
 import { createOwned } from './create.js';
+import { ensureNetworkPolicy } from './network-policy.js';
 import { desiredPod } from './desired.js';
 import { PodMonitor } from './monitor.js';
 
@@ -49,6 +50,7 @@ interface FirstExec {
 export async function createPod(l: KubeLaunchState, name: string, opts: { gated?: boolean } = {}): Promise<V1Pod> {
   const input = { profile: l.profile, identity: l.identity, namespace: l.namespace, random: l.env.random, installationId: l.env.installationId };
   const desired = desiredPod(input, name, l.meta.pvcCreated ? l.meta.pvcName : null, { schedulingGate: opts.gated === true });
+  await ensureNetworkPolicy(l);
   // Recorded before the create (spec §4.1, improved): a crash before the UID is recorded still finds this Pod.
   l.meta = { ...l.meta, podName: name, podUid: null, restartCount: null, remotePort: null, podReclaimed: false };
   await l.checkpointPending(CHECKPOINT.podCreating, desired);

@@ -5,6 +5,7 @@
  * exactly what reached the cluster and the inventory, in order.
  * @module
  */
+import { FakePolicies } from './fake-policies.js';
 import { fileURLToPath } from 'node:url';
 import type { CreateInstanceRequest, ExecutorInstance, InstanceSecrets, RuntimeCheckpoint, StageEvent, StopTarget } from '../../executor.js';
 import type { Logger } from '../../../shared/logger.js';
@@ -53,6 +54,7 @@ export class KubeHarness {
   readonly events = new FakeKubeEvents();
   readonly agentctl: FakeAgentctl;
   readonly exec: FakeExec;
+  readonly policies = new FakePolicies();
   readonly executor: KubernetesExecutor;
   readonly recorded: Recorded = { checkpoints: [], releases: 0, stages: [] };
   /** Makes the next checkpoint writes fail (the inventory is down). */
@@ -75,7 +77,7 @@ export class KubeHarness {
       artifacts: { bundle: self, sea: self },
       installationId: 'install-1',
       ...(opts.logger ? { logger: opts.logger } : {}),
-      kube: { objects: this.objects, exec: this.exec, forward: this.agentctl, events: this.events },
+      kube: { objects: this.objects, exec: this.exec, forward: this.agentctl, events: this.events, policies: this.policies },
       fetch: this.agentctl.fetch,
     });
   }
