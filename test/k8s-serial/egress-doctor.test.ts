@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { NetworkingV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, runCli } from '../integration/cli/helpers.js';
-import { imageTemplate, ROOT } from '../k8s/support/berth.js';
+import { berthOnCluster, FAST_AGENT_ENV, imageTemplate, ROOT } from '../k8s/support/berth.js';
 import { clusterEnv, requireEnv } from '../k8s/support/env.js';
 import { loadKubeConfig } from '../k8s/support/kube.js';
 import { createTestNamespace, type TestNamespace } from '../k8s/support/namespace.js';
@@ -82,5 +82,30 @@ describe('berth doctor --egress on the cluster', () => {
       netpol('on');
     }
     expect(await leftovers()).toEqual([]);
+  });
+
+  it('fails a launch closed when the policy is not enforced: no agent starts, nothing is left', async () => {
+    const h = await berthOnCluster({
+      prefix: 'egressoff',
+      profiles: { net: { pod_template: imageTemplate(env.agentImage), workspace: { mode: 'empty_dir' } } },
+      profileFields: { net: { network: { egress: 'deny' } } },
+    });
+    try {
+      netpol('off');
+      try {
+        const s = await h.controller.launch({ executor: 'net', env: FAST_AGENT_ENV, name: 'unfenced' });
+        const v = await h.controller.waitUntilSettled(s.id);
+        expect(v.state).toBe('failed');
+        expect(v.error?.message).toMatch(/NetworkPolicy is not enforced on this cluster: the session's Pod still reached the API server/);
+        expect(v.stages.find((st) => st.status === 'failed')).toMatchObject({ name: 'agentctl_connect', reason: 'NetworkPolicyNotEnforced' });
+      } finally {
+        netpol('on');
+      }
+      const admin = loadKubeConfig(env.kubeconfig);
+      const pols = await admin.makeApiClient(NetworkingV1Api).listNamespacedNetworkPolicy({ namespace: h.ns.name });
+      expect([...(await h.leftovers()), ...pols.items.map((p) => p.metadata?.name)], 'the rollback deleted the Pod and its policy').toEqual([]);
+    } finally {
+      await h.close();
+    }
   });
 });

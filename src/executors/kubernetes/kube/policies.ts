@@ -22,6 +22,8 @@ export interface KubePolicies {
    * IP) and the endpoints of `default/kubernetes` (when readable; a namespaced Role often cannot).
    */
   apiServerAddresses(signal?: AbortSignal): Promise<string[]>;
+  /** The API server's address and port as this client reaches it (what a Pod would try). */
+  apiServerEndpoint(): { host: string; port: number };
 }
 
 export function kubePolicies(client: KubeClient): KubePolicies {
@@ -50,6 +52,10 @@ export function kubePolicies(client: KubeClient): KubePolicies {
         }
         throw err;
       }
+    },
+    apiServerEndpoint() {
+      const url = new URL(client.server);
+      return { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || (url.protocol === 'http:' ? 80 : 443)) };
     },
     async apiServerAddresses(signal) {
       const out = new Set<string>();

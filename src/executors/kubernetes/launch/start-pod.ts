@@ -21,6 +21,7 @@ import { instanceEnv } from './instance.js';
 import type { PodMonitor } from './monitor.js';
 import { PodBootstrap } from './pod-bootstrap.js';
 import { createPod } from './pod-ready.js';
+import { awaitPolicyEnforced } from './network-policy.js';
 
 /** How long agentctl may take to answer once the workspace is prepared. */
 const CONNECT_TIMEOUT_MS = 60_000;
@@ -51,6 +52,8 @@ export class PodStart {
   #monitor: PodMonitor | null = null;
   #delivery: AgentctlDelivery | null = null;
   #connecting: Promise<Connected> | null = null;
+  /** The check that the session's NetworkPolicy is enforced (none for a pool member's health-only start). */
+  #enforced: Promise<void> = Promise.resolve();
   #bootstrapped = false;
   /** The Pod created behind the scheduling gate during `storage`, or the error of that create. */
   #gated: Promise<{ pod: V1Pod } | { error: unknown }> | null = null;
@@ -80,6 +83,9 @@ export class PodStart {
     if (this.#opts.healthOnly !== true) {
       this.#connecting = this.#markerSeen.then(() => this.#connect(m));
       this.#connecting.catch(() => undefined); // awaited by connect(); until then a failure must not go unhandled
+      // alongside the upload: the proof that the session's NetworkPolicy holds (network-policy.ts)
+      this.#enforced = awaitPolicyEnforced(this.#l);
+      this.#enforced.catch(() => undefined);
     }
     this.#delivery = await (this.#boot as PodBootstrap).run(m);
     this.#bootstrapped = true;
@@ -93,7 +99,8 @@ export class PodStart {
     // (the marker line cannot have been missed, as the exec exits 0 after it; should it be, connect now)
     this.#markerWritten();
     this.#connecting ??= this.#connect(m);
-    const connected = await Promise.race([this.#connecting, m.failure]);
+    // the agent starts once the executor returns: only when the session's policy is seen enforced
+    const [connected] = await Promise.all([Promise.race([this.#connecting, m.failure]), this.#enforced]);
     l.meta = { ...l.meta, remotePort: connected.instancePort, restartCount: m.restartCount };
     await l.checkpoint(CHECKPOINT.agentctlConnected);
     return connected;

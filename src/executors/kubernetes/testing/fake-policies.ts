@@ -42,6 +42,10 @@ export class FakePolicies implements KubePolicies {
     return Promise.resolve({ items: [...this.stored.values()].filter((p) => p.metadata?.namespace === namespace), serverDate: undefined });
   }
 
+  apiServerEndpoint(): { host: string; port: number } {
+    return { host: this.apiServer[0] ?? '192.0.2.1', port: 443 };
+  }
+
   apiServerAddresses(): Promise<string[]> {
     return Promise.resolve([...this.apiServer]);
   }
