@@ -20,14 +20,13 @@
  * the upstream cannot be reached. The key never appears in replies, records or errors.
  * @module
  */
-import { request as httpRequest, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { pipeline } from 'node:stream';
 import { connectDenial, connectUpstream, type ProxyContext } from './admit.js';
 import type { Denial } from './gate.js';
 import { endToEndHeaders } from './headers.js';
-import type { OpenConnection } from './registry.js';
-import type { BrokerProvider, EgressReason, EgressSession } from './types.js';
+import { HttpExchange } from './exchange.js';
+import type { BrokerProvider, EgressRecord, EgressSession } from './types.js';
 import { usageReader, type UsageReader } from './usage.js';
 
 /** The public APIs: spread one and add `key` (`{ ...BROKER_PRESETS.anthropic, key: () => … }`). */
@@ -86,34 +85,18 @@ function clientToken(req: IncomingMessage): string | null {
   return m === null ? null : m[1]!;
 }
 
-class BrokerExchange implements OpenConnection {
-  private readonly startedAt: number;
+class BrokerExchange extends HttpExchange {
   private readonly path: BrokerPath | null;
   private readonly provider: BrokerProvider | undefined;
   private readonly upstream: URL | null;
-  private upstreamReq: ClientRequest | null = null;
-  private upstreamRes: IncomingMessage | null = null;
-  private upstreamSocket: Socket | null = null;
   private usage: UsageReader | null = null;
-  private sessionId: string | null = null;
-  private registered = false;
-  private allowed = false;
-  private done = false;
-  private reason: EgressReason | undefined;
 
-  constructor(
-    private readonly ctx: ProxyContext,
-    private readonly req: IncomingMessage,
-    private readonly res: ServerResponse,
-  ) {
-    this.startedAt = ctx.now();
+  constructor(ctx: ProxyContext, req: IncomingMessage, res: ServerResponse) {
+    super(ctx, req, res);
     this.path = parseBrokerPath(req.url ?? '');
     const name = this.path?.provider;
     this.provider = name !== undefined && Object.hasOwn(ctx.brokers, name) ? ctx.brokers[name] : undefined;
     this.upstream = this.provider === undefined ? null : new URL(this.provider.upstream);
-    res.once('close', () => {
-      if (!res.writableFinished) this.close('client_error');
-    });
   }
 
   async run(): Promise<void> {
@@ -174,41 +157,26 @@ class BrokerExchange implements OpenConnection {
   }
 
   private send(socket: Socket, upstream: URL, key: string): void {
-    this.upstreamSocket = socket;
-    socket.setTimeout(this.ctx.idleTimeoutMs, () => this.fail('idle_timeout', 504, 'upstream idle'));
     const credential = this.provider!.auth === 'x-api-key' ? ['x-api-key', key] : ['Authorization', `Bearer ${key}`];
     const headers = ['Host', upstream.host, ...endToEndHeaders(this.req.rawHeaders, CLIENT_CREDENTIALS).flat(), 'Accept-Encoding', 'identity', ...credential];
-    const path = `${upstream.pathname.replace(/\/$/, '')}${this.path!.rest}`;
-    const up = httpRequest({ createConnection: () => socket, method: this.req.method, path, headers, setHost: false });
-    this.upstreamReq = up;
-    up.on('error', () => this.fail('upstream_error', 502, 'upstream failed'));
-    up.once('response', (upRes) => this.relay(upRes));
-    pipeline(this.req, up, (err) => {
-      if (err) this.fail(this.req.errored ? 'client_error' : 'upstream_error', 502, 'upstream failed');
-    });
+    this.transmit(socket, `${upstream.pathname.replace(/\/$/, '')}${this.path!.rest}`, headers);
   }
 
-  private relay(upRes: IncomingMessage): void {
-    this.upstreamRes = upRes;
-    if (this.done) return void upRes.destroy();
+  /** The usage is read off the reply as it streams by (usage.ts); cookies never reach the agent. */
+  protected replyHeaders(upRes: IncomingMessage): string[] {
     const usage = usageReader(upRes.headers['content-type'], upRes.headers['content-encoding']);
     this.usage = usage;
     upRes.on('data', (chunk: Buffer) => usage.push(chunk));
-    this.res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, endToEndHeaders(upRes.rawHeaders, ['set-cookie']).flat());
-    pipeline(upRes, this.res, (err) => {
-      if (err) this.fail(upRes.errored ? 'upstream_error' : 'client_error', 502, 'upstream failed');
-      else this.finish();
-    });
+    return endToEndHeaders(upRes.rawHeaders, ['set-cookie']).flat();
   }
 
-  /** Ends the exchange with a failure: a reply when none has started, else the client connection is cut. */
-  private fail(reason: EgressReason, status: 502 | 504, message: string): void {
-    if (this.done) return;
-    if (!this.res.headersSent) {
-      this.upstreamReq?.destroy();
-      return this.deny({ status, reason, message });
-    }
-    this.close(reason);
+  protected destination(): Pick<EgressRecord, 'host' | 'port' | 'broker'> {
+    const usage = this.usage?.result() ?? { inputTokens: null, outputTokens: null };
+    return {
+      host: this.upstream?.hostname.replace(/^\[|\]$/g, '') ?? '',
+      port: this.upstream === null ? 0 : this.port(),
+      broker: { provider: this.path?.provider ?? '', ...usage },
+    };
   }
 
   private denied(denial: Denial): null {
@@ -216,50 +184,13 @@ class BrokerExchange implements OpenConnection {
     return null;
   }
 
-  private deny(denial: Denial): void {
+  protected deny(denial: Denial): void {
     this.reason = denial.reason;
     if (!this.res.destroyed && !this.res.headersSent) {
       const body = JSON.stringify(errorBody(this.provider?.auth === 'x-api-key' ? 'anthropic' : 'openai', denial));
       this.res.writeHead(denial.status, { 'Content-Type': 'application/json' }).end(body);
     }
     this.finish();
-  }
-
-  close(reason?: EgressReason): void {
-    if (this.done) return;
-    this.reason ??= reason;
-    this.upstreamReq?.destroy();
-    this.upstreamSocket?.destroy();
-    this.req.socket.destroy();
-    this.finish();
-  }
-
-  private finish(): void {
-    if (this.done) return;
-    this.done = true;
-    if (this.registered && this.sessionId !== null) this.ctx.registry.delete(this.sessionId, this);
-    const status = this.res.headersSent ? this.res.statusCode : undefined;
-    const usage = this.usage?.result() ?? { inputTokens: null, outputTokens: null };
-    this.ctx.record({
-      sessionId: this.sessionId,
-      host: this.upstream?.hostname.replace(/^\[|\]$/g, '') ?? '',
-      port: this.upstream === null ? 0 : this.port(),
-      method: this.req.method ?? '',
-      allowed: this.allowed,
-      ...(this.reason === undefined ? {} : { reason: this.reason }),
-      ...(status === undefined ? {} : { status }),
-      bytesUp: this.upstreamSocket?.bytesWritten ?? 0,
-      bytesDown: this.upstreamSocket?.bytesRead ?? 0,
-      startedAt: this.startedAt,
-      endedAt: this.ctx.now(),
-      broker: { provider: this.path?.provider ?? '', ...usage },
-    });
-  }
-
-  buffered(): number {
-    const { req, res, upstreamReq, upstreamRes, upstreamSocket } = this;
-    const sockets = [req.socket, upstreamSocket].reduce((n, s) => n + (s === null ? 0 : s.readableLength + s.writableLength), 0);
-    return sockets + req.readableLength + res.writableLength + (upstreamReq?.writableLength ?? 0) + (upstreamRes?.readableLength ?? 0);
   }
 }
 

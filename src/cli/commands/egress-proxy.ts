@@ -20,7 +20,7 @@ export async function run(ctx: CliContext, cmd: ParsedCommand): Promise<number> 
   if (listenText !== null) {
     const m = /^(\[[0-9a-f:.]+\]|[^:[\]]+):(\d{1,5})$/i.exec(listenText.trim());
     const port = Number(m?.[2]);
-    if (m === null || !(port >= 1 && port <= 65535)) throw new UsageError('egress-proxy: --listen must be host:port (e.g. 0.0.0.0:3128)', 'egress-proxy');
+    if (m === null || !(port >= 0 && port <= 65535)) throw new UsageError('egress-proxy: --listen must be host:port (e.g. 0.0.0.0:3128; port 0: any free port)', 'egress-proxy');
     listen = { host: m[1]!.replace(/^\[|\]$/g, ''), port };
   }
   if (listen === null) throw new UsageError('egress-proxy: say where to listen: --listen host:port, or egress.listen in berth.yaml', 'egress-proxy');
