@@ -160,8 +160,11 @@ describe('two berth serve replicas on Postgres, one Lease', () => {
   });
 
   it('one leads, the other stands by; a killed leader is replaced by the standby, which reconnects the session without re-running its agent', async () => {
+    // a retry starts clean: the replicas of a failed attempt stopped (a paused one too), its sessions removed
+    for (const r of [...replicas.values()]) await kill(r);
     const a = await startReplica('berth-a');
     await until(a, (s) => s.status === 200, 'ready (leading)');
+    for (const s of await a.client.list()) await a.client.remove(s.id);
     const b = await startReplica('berth-b');
     await until(b, (s) => s.status === 503 && s.reason === 'standby', 'a standby');
 

@@ -62,6 +62,9 @@ interface PostgresInventoryOptions {
   poolSize?: number;
 }
 
+/** A write frozen mid-transaction (SIGSTOP) would hold its fence lock, and the next leader's claim wait, that long: the server ends it after this. */
+const IDLE_IN_TRANSACTION_MS = 10_000;
+
 export class PostgresInventory implements Inventory {
   readonly backend = 'postgres' as const;
   readonly #pool: pg.Pool;
@@ -86,7 +89,7 @@ export class PostgresInventory implements Inventory {
    */
   static async open(opts: PostgresInventoryOptions): Promise<PostgresInventory> {
     if (opts.secretKey.length !== 32) throw new InventoryOpenError(describeUrl(opts.url), 'the secret key must be 32 bytes');
-    const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10, connectionTimeoutMillis: 5000, keepAlive: true });
+    const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10, connectionTimeoutMillis: 5000, keepAlive: true, idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS });
     // an idle connection dropped by a server restart is an 'error' event: the pool discards that
     // client and the next call reconnects, so there is nothing more to do (and no crash)
     pool.on('error', () => undefined);
